@@ -1,0 +1,40 @@
+"""Shared fixtures.
+
+The paper's data sets live outside the project (``../shared/datasets`` next to the checkout, or the folder
+named by ``PRECISE_KPCA_DATA``). Tests that need them skip with a reason where the folder is absent, except
+under CI (``CI=true``), where its absence is a failure.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def shared_data_dir() -> Path | None:
+    """The folder holding the paper's ARFF files and ``manifest.json``, or None."""
+    env = os.environ.get("PRECISE_KPCA_DATA")
+    candidates = [Path(env)] if env else []
+    candidates.append(REPO_ROOT.parent / "shared" / "datasets")
+    for path in candidates:
+        if (path / "manifest.json").is_file():
+            return path
+    return None
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """Path of the shared data sets; skips (or fails under CI=true) where it is absent."""
+    path = shared_data_dir()
+    if path is None:
+        message = (
+            "the paper's data sets are absent: expected ../shared/datasets/manifest.json next to the "
+            "checkout or PRECISE_KPCA_DATA pointing at such a folder"
+        )
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message + " (CI=true: the data must be present)")
+        pytest.skip(message)
+    return path
