@@ -1,0 +1,172 @@
+"""Seeded synthetic data with controlled eccentricity ρ = diam/d_X and η = diam/(min nonzero distance).
+
+All families start from a *unit-median Gaussian cloud*: points ``s·z`` with ``z ~ N(0, I_d)`` and
+``s = 1/(√2·m_d)``, ``m_d`` the median of the χ distribution with d degrees of freedom. The distance of two such
+points is ``s·√2·χ_d``, so the median pairwise distance d_X is 1 (up to sampling error ~1/√N, and the
+N diagonal zeros of the full N×N median, which lower it by a relative ~1/N). Scales below are therefore in
+units of d_X. The cloud alone has ``ρ₀ = diam ≈ 1 + √(2 ln N / d)`` roughly (the largest of N² chi variates),
+and a random (uncontrolled) η.
+
+Families (n rows, d columns, ``numpy.random.default_rng(seed)``):
+
+* :func:`gaussian_with_outliers` -- k of the n points shifted by ``radius`` along one random unit direction:
+  ρ ≈ √(1 + radius²) for radius above ρ₀ (absolute error ≲ √(2 ln(k n)/d) from the cloud's spread along
+  that direction; ρ grows linearly in radius), d_X ≈ 1 while 2k(n−k)/n² ≪ 1/2 (k ≤ n/20).
+* :func:`near_duplicates` -- m points get a twin at distance δ: η ≈ ρ₀/δ (min distance = δ once δ is below
+  the cloud's own minimum distance), ρ ≈ ρ₀; δ = 0 gives exact duplicates (η = ∞).
+* :func:`clusters` -- c ≥ 3 tight clusters of relative width ``spread`` on a regular simplex of side 1: most
+  pairs lie between clusters, so d_X ≈ √(1 + spread²) and ρ ≈ 1 + O(spread) (low eccentricity), while
+  η ≈ (1 + O(spread))/(spread·μ) with μ the cloud's minimum distance (η ∝ 1/spread).
+
+The formulas are approximations for choosing parameters; compute the exact values with
+``precise_kpca.geometry``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import chi
+
+
+def unit_median_scale(d: int) -> float:
+    """Standard deviation s making the median distance of two N(0, s²·I_d) points equal to 1."""
+    return 1.0 / (np.sqrt(2.0) * chi.median(d))
+
+
+def gaussian(n: int, d: int, *, seed: int = 0) -> np.ndarray:
+    """Unit-median Gaussian cloud.
+
+    Parameters
+    ----------
+    n, d : int
+        Rows (n ≥ 3) and columns (d ≥ 1).
+    seed : int
+        Seed for ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n, d), float64; median pairwise distance ≈ 1, ρ ≈ 1 + √(2 ln n / d).
+    """
+    _check(n, d)
+    return unit_median_scale(d) * np.random.default_rng(seed).standard_normal((n, d))
+
+
+def gaussian_with_outliers(n: int, d: int, *, radius: float, k: int = 1, seed: int = 0) -> np.ndarray:
+    """Unit-median cloud whose last k rows are shifted by ``radius`` along one random unit direction.
+
+    The k outliers keep their Gaussian offsets, so they are distinct (a far tight group, not a single point).
+
+    Parameters
+    ----------
+    n, d : int
+        Rows (n ≥ 3) and columns (d ≥ 1).
+    radius : float
+        Shift, in units of the median distance (≥ 0). For a target ρ > ρ₀ take ``radius = √(ρ² − 1)``.
+    k : int
+        Number of outliers, 1 ≤ k ≤ n/20 (so that the median stays ≈ 1).
+    seed : int
+        Seed for ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n, d), float64; ρ ≈ max(ρ₀, √(1 + radius²)).
+
+    Raises
+    ------
+    ValueError
+        Bad n, d, k or radius.
+    """
+    _check(n, d)
+    if not 1 <= k <= n // 20:
+        raise ValueError(f"k must be between 1 and n // 20 = {n // 20} (n = {n}), got {k}")
+    if not (np.isfinite(radius) and radius >= 0):
+        raise ValueError(f"radius must be finite and >= 0, got {radius}")
+    rng = np.random.default_rng(seed)
+    X = unit_median_scale(d) * rng.standard_normal((n, d))
+    direction = rng.standard_normal(d)
+    X[n - k:] += radius * direction / np.linalg.norm(direction)
+    return X
+
+
+def near_duplicates(n: int, d: int, *, delta: float, pairs: int = 1, seed: int = 0) -> np.ndarray:
+    """Unit-median cloud of n − pairs points plus, for each of its first ``pairs`` rows, a twin at distance δ.
+
+    The twin of row i differs from it in coordinate 0 only: ``x[0] + delta`` rounded to float64, so the twin
+    distance is exactly ``fl(x[0] + δ) − x[0]`` = δ·(1 + O(ε·|x[0]|/δ)).
+
+    Parameters
+    ----------
+    n, d : int
+        Rows (n ≥ 3) and columns (d ≥ 1).
+    delta : float
+        Twin distance in units of the median distance (≥ 0; 0 gives exact duplicate rows, η = ∞).
+    pairs : int
+        Number of twins, 1 ≤ pairs ≤ n/2.
+    seed : int
+        Seed for ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n, d), float64, twins in the last ``pairs`` rows; η ≈ ρ₀/δ for δ below the cloud's own
+        minimum distance, ρ ≈ ρ₀.
+
+    Raises
+    ------
+    ValueError
+        Bad n, d, pairs or delta.
+    """
+    _check(n, d)
+    if not 1 <= pairs <= n // 2:
+        raise ValueError(f"pairs must be between 1 and n // 2 = {n // 2} (n = {n}), got {pairs}")
+    if not (np.isfinite(delta) and delta >= 0):
+        raise ValueError(f"delta must be finite and >= 0, got {delta}")
+    base = gaussian(n - pairs, d, seed=seed)
+    twins = base[:pairs].copy()
+    twins[:, 0] += delta
+    return np.vstack([base, twins])
+
+
+def clusters(n: int, d: int, *, spread: float, c: int = 4, seed: int = 0) -> np.ndarray:
+    """c tight Gaussian clusters centred on the vertices of a regular simplex with unit side.
+
+    Row i belongs to cluster ``i mod c``; centre j is ``e_j/√2`` (hence d ≥ c). Each cluster is a
+    unit-median cloud scaled by ``spread``. With the same seed, the offsets are the same for every spread, so
+    η·spread is nearly constant.
+
+    Parameters
+    ----------
+    n, d : int
+        Rows (n ≥ 3) and columns (d ≥ c).
+    spread : float
+        Median within-cluster distance relative to the centre distance (> 0).
+    c : int
+        Number of clusters, c ≥ 3 (so that most pairs are between clusters and d_X ≈ 1).
+    seed : int
+        Seed for ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n, d), float64; ρ ≈ 1 + O(spread), η ∝ 1/spread.
+
+    Raises
+    ------
+    ValueError
+        Bad n, d, c or spread.
+    """
+    _check(n, d)
+    if c < 3 or d < c:
+        raise ValueError(f"need c >= 3 clusters and d >= c dimensions, got c = {c}, d = {d}")
+    if not (np.isfinite(spread) and spread > 0):
+        raise ValueError(f"spread must be finite and > 0, got {spread}")
+    centres = np.eye(c, d) / np.sqrt(2.0)
+    return centres[np.arange(n) % c] + spread * gaussian(n, d, seed=seed)
+
+
+def _check(n: int, d: int) -> None:
+    if n < 3:
+        raise ValueError(f"need n >= 3 rows, got {n}")
+    if d < 1:
+        raise ValueError(f"need d >= 1 columns, got {d}")

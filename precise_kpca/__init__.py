@@ -1,0 +1,50 @@
+"""precise_kpca: Gaussian kernel PCA versus linear PCA as σ → ∞, with digits you can trust.
+
+Core API (float64, float64-naive and mp backends)::
+
+    from precise_kpca import geometry, gaussian_gram, double_center, rkhs_sq_distances, eigensystem
+    K = gaussian_gram(X, "2**40", backend="mp", dps=60)
+    system = eigensystem(double_center(K))
+"""
+from .backends import BACKEND_NAMES, get_backend
+from .numerics import (
+    Eigensystem,
+    Geometry,
+    SymmetricMatrix,
+    center_cross,
+    double_center,
+    eigensystem,
+    euclidean_gram,
+    gaussian_cross_gram,
+    gaussian_gram,
+    gaussian_residual,
+    geometry,
+    linear_gram,
+    polynomial_gram,
+    principal_components,
+    project,
+    rkhs_sq_distances,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BACKEND_NAMES",
+    "Eigensystem",
+    "Geometry",
+    "SymmetricMatrix",
+    "center_cross",
+    "double_center",
+    "eigensystem",
+    "euclidean_gram",
+    "gaussian_cross_gram",
+    "gaussian_gram",
+    "gaussian_residual",
+    "geometry",
+    "get_backend",
+    "linear_gram",
+    "polynomial_gram",
+    "principal_components",
+    "project",
+    "rkhs_sq_distances",
+]
