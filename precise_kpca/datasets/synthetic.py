@@ -11,8 +11,9 @@ has a modest eccentricity ρ₀ that shrinks with d (measured for n = 500: about
 Families (n rows, d columns, ``numpy.random.default_rng(seed)``):
 
 * :func:`gaussian_with_outliers` -- k of the n points shifted by ``radius`` along one random unit direction:
-  diam ≈ √(1 + radius²) + O(√(ln(k n)/d)) for radius above ρ₀ and d_X ≈ 1 while 2k(n−k)/n² ≪ 1/2
-  (k ≤ n/20), so ρ ≈ √(1 + radius²) within the few per cent by which d_X deviates from 1.
+  diam ≈ √(1 + radius²) + e with |e| ≲ √(2 ln(k n)/d) (the cloud's extent along that direction) for radius
+  above ρ₀, and d_X ≈ 1 while 2k(n−k)/n² ≪ 1/2 (k ≤ n/20); so ρ ≈ √(1 + radius²) within that e plus the
+  few per cent by which d_X deviates from 1, and ρ grows linearly in radius.
 * :func:`near_duplicates` -- m points get a twin at distance δ: η = diam/δ ≈ ρ₀/δ (the minimum distance is δ
   once δ is below the cloud's own minimum distance), ρ ≈ ρ₀; δ = 0 gives exact duplicate rows (η = ∞ when the
   zero distance counts, as in ``precise_kpca.geometry``; the cloud's own η when only nonzero distances count).
