@@ -1,8 +1,10 @@
 """Data layer: readers, the paper's preprocessing, data-directory resolution, named sets, OpenML, resolve()."""
 from __future__ import annotations
 
+import ast
 import json
 import urllib.error
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -303,3 +305,15 @@ def test_resolve(toy_dir, fake_openml, no_env):
         resolve("wine", target="class")
     with pytest.raises(FileNotFoundError, match=r"missing\.npy"):
         resolve(str(toy_dir / "missing.npy"))
+
+
+def test_data_layer_imports_no_other_precise_kpca_module():
+    """CONTRIBUTING: precise_kpca/datasets stands apart (relative imports within itself only)."""
+    package = Path(datasets.__file__).parent
+    for module in package.glob("*.py"):
+        for node in ast.walk(ast.parse(module.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                assert node.level <= 1, f"{module.name} imports from outside precise_kpca.datasets"
+                assert node.level == 1 or not (node.module or "").startswith("precise_kpca"), module.name
+            elif isinstance(node, ast.Import):
+                assert not any(a.name.startswith("precise_kpca") for a in node.names), module.name

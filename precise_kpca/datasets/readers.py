@@ -43,7 +43,8 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
-        raise ValueError(f"{str(path)!r}: unsupported file type {suffix or '(no suffix)'!r}; expected one of {SUFFIXES}")
+        kind = suffix or "(no suffix)"
+        raise ValueError(f"{str(path)!r}: unsupported file type {kind!r}; expected one of {SUFFIXES}")
     if not path.is_file():
         raise FileNotFoundError(f"data file {str(path)!r} does not exist")
     return {".arff": read_arff, ".csv": read_csv, ".npy": read_npy}[suffix](path)

@@ -46,15 +46,18 @@ class Eigensystem:
         Raises
         ------
         ValueError
-            If a requested eigenvalue is not positive (the component carries no variance).
+            If a requested eigenvalue is not positive beyond rounding (N·eps·λ_max): the component carries
+            no variance and α would be noise.
         """
         b = self.backend
         values = b.internal(self.values[:n_components])
+        floor = len(self.values) * b.eps * abs(b.internal(self.values[0]))
         for i, lam in enumerate(values):
-            if not lam > 0:
+            if not lam > floor:
                 raise ValueError(
-                    f"component {i} has eigenvalue {b.to_float(lam):.3g} <= 0: ask for at most as many "
-                    "components as the centered Gram has positive eigenvalues"
+                    f"component {i} has eigenvalue {b.to_float(lam):.3g}, which is not positive beyond rounding "
+                    f"(N·eps·λ_max = {b.to_float(floor):.3g}): ask for at most as many components as the "
+                    "centered Gram has positive eigenvalues"
                 )
         vectors = b.internal(self.vectors[:, :n_components])
         return b.export(vectors / b.sqrt(values)[None, :])

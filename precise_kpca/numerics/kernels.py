@@ -87,7 +87,8 @@ def _warn_if_slow(backend: Backend, n: int) -> None:
 def _scaled_arguments(prep: _Prepared, bw: Bandwidth) -> np.ndarray:
     """u = |x_i − x_j|² / (2σ_X²), elementwise, with a float64 range check."""
     b = prep.backend
-    two_s2 = 2 * bw.sigma_x * bw.sigma_x
+    with np.errstate(over="ignore"):
+        two_s2 = 2 * bw.sigma_x * bw.sigma_x
     if isinstance(b, Float64Backend):
         if not math.isfinite(two_s2):
             raise ValueError(f"sigma={float(bw.sigma):g} makes 2σ_X² overflow float64; use backend='mp'")
