@@ -90,12 +90,12 @@ def constant_check(c) -> tuple[bool, str]:
     sup = supremum()
     if c >= sup:
         return True, f"sup C = {sup} ≤ {c}"
-    flint.ctx.prec = 128
-    target = flint.arb(str(sp.Float(c, 40)))
-    for k in range(1, 200):
-        value = flint.arb(2) ** -k
-        if evaluate_C(value) > target:
-            return False, f"C(v=2^-{k}) > {c} (arb-certified); v = ρ²/2σ²"
+    with flint.ctx.workprec(128):  # scoped: flint's precision is global state
+        target = flint.arb(c.p) / c.q if c.is_Rational else flint.arb(str(sp.Float(c, 40)))
+        for k in range(1, 200):
+            value = flint.arb(2) ** -k
+            if evaluate_C(value) > target:
+                return False, f"C(v=2^-{k}) > {c} (arb-certified); v = ρ²/2σ²"
     raise AssertionError("no witness found although c < sup C")
 
 
@@ -133,7 +133,7 @@ def claims() -> list[ClaimResult]:
     ok = closed == 0 and mono and concave and paper_holds and diff <= tol
     theorem = ClaimResult(
         "Theorem 2", "closed form + sign analysis (sympy) + arb + mp numerics", verdict(ok, sharper=sup < 1),
-        f"rel. dissonance = 1-√((1-e^-v)/v), v=ρ²/2σ² (= {series} + ...); C=R/(ρ/σ)² ↑ sup {sup} as σ→∞, "
+        f"rel. dissonance = 1-√((1-e^-v)/v), v=ρ²/2σ² (= {series} + ..., t=ρ/σ); C=R/(ρ/σ)² ↑ sup {sup} as σ→∞, "
         f"for all σ, no η; {mono_text}; mp check |Δ| = {float(diff):.1e} ≤ {float(tol):.0e}")
     limit_scale = sp.limit(sp.sqrt(q), v, 0, "+")
     note2 = ClaimResult(
