@@ -193,8 +193,8 @@ def _certify_exact_charpoly(A: flint.fmpq_mat, note: str) -> PSDCertificate:
     table = np.array(bounds, dtype=float).reshape(n, 2)
     return PSDCertificate(
         inertia=(n_pos, n_zero, n_neg),
-        min_eigenvalue=tuple(table[0]),
-        max_eigenvalue=tuple(table[-1]),
+        min_eigenvalue=(float(table[0][0]), float(table[0][1])),
+        max_eigenvalue=(float(table[-1][0]), float(table[-1][1])),
         eigenvalue_bounds=table,
         method="exact-charpoly",
         precision_bits=prec,
@@ -264,8 +264,8 @@ def _try_ball_ostrowski(A: flint.arb_mat, mid: list, bits: int, note: str) -> PS
     table = np.array([(_float_down(lo), _float_up(hi)) for lo, hi in bounds], dtype=float).reshape(n, 2)
     return PSDCertificate(
         inertia=(n_pos, 0, n - n_pos),
-        min_eigenvalue=tuple(table[0]),
-        max_eigenvalue=tuple(table[-1]),
+        min_eigenvalue=(float(table[0][0]), float(table[0][1])),
+        max_eigenvalue=(float(table[-1][0]), float(table[-1][1])),
         eigenvalue_bounds=table,
         method="ball-ostrowski",
         precision_bits=max(bits, 53) + 32,
@@ -286,7 +286,7 @@ def _certify_ball(A: flint.arb_mat, note: str, precisions=_BALL_PRECISIONS) -> P
         else:
             ctx = mpmath.MPContext()
             ctx.prec = bits
-            mid = [[ctx.mpf(_arb_endpoints(A[i, j].mid())[0]) for j in range(n)] for i in range(n)]
+            mid = [[ctx.ldexp(int(m), int(e)) for m, e in (A[i, j].mid().man_exp() for j in range(n))] for i in range(n)]
         cert = _try_ball_ostrowski(A, mid, bits, note)
         if cert is not None:
             return cert
@@ -489,8 +489,8 @@ def certify_kernel_psd(X, kernel: str, *, method: str = "auto", prec: int = 128,
     table = np.vstack([cert.eigenvalue_bounds[:n_neg], np.zeros((n - u, 2)), cert.eigenvalue_bounds[n_neg:]])
     return PSDCertificate(
         inertia=(n_pos, n - u, n_neg),
-        min_eigenvalue=tuple(table[0]),
-        max_eigenvalue=tuple(table[-1]),
+        min_eigenvalue=(float(table[0][0]), float(table[0][1])),
+        max_eigenvalue=(float(table[-1][0]), float(table[-1][1])),
         eigenvalue_bounds=table,
         method=cert.method + "+duplicate-merge",
         precision_bits=cert.precision_bits,
