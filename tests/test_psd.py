@@ -175,3 +175,26 @@ def test_certify_psd_bad_method():
 def test_certify_kernel_psd_errors(X, kernel, params, match):
     with pytest.raises(ValueError, match=match):
         certify_kernel_psd(X, kernel, **params)
+
+
+# --- Experiment 1b: the guard stops the invalid kernel before the solver -----------------------------------
+def test_experiment1_function_and_svc_guard(X50):
+    import warnings
+
+    from sklearn.svm import SVC
+
+    from precise_kpca.certify.psd import experiment1, guarded_svc
+
+    certs = experiment1()
+    assert [c.inertia for c in certs.values()] == [(50, 0, 0), (10, 40, 0), (49, 0, 1)]
+    y = np.where(X50[:, 0] > 0, 1.0, -1.0)
+    K_invalid = -np.sqrt(np.maximum(_sq(X50), 0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the seed's point: libsvm fits an indefinite Gram without a word
+        SVC(kernel="precomputed", C=1.0).fit(K_invalid, y)
+    with pytest.raises(ValueError, match="not positive semi-definite: 1 negative eigenvalue"):
+        guarded_svc(K_invalid, y, C=1.0)
+    clf, cert = guarded_svc(np.exp(-0.5 * _sq(X50)), y, C=1.0)
+    assert cert.is_pd and clf.score(np.exp(-0.5 * _sq(X50)), y) > 0.5
+    with pytest.raises(ValueError, match="do not pass kernel="):
+        guarded_svc(np.eye(3), [0, 1, 0], kernel="rbf")
