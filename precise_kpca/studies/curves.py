@@ -1,0 +1,248 @@
+"""Convergence curves: the paper's Figs 3, 5, 6 and 8 over any range of log2 σ, each point certified.
+
+A curve is a set of independent points (σ, measure, k), each computed by
+:func:`precise_kpca.measures.measure`, stored in the results store as it completes, and read back from it
+(so a rerun, or an interrupted sweep, computes only the missing points).
+"""
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+from ..validation import check_data
+from .executors import get_executor
+from .store import NO_K, PointKey, ResultsStore
+
+DEFAULT_MEASURES = ("metric", "eigenvalue", "eigenprojection")
+RANKED_MEASURES = ("eigenprojection", "pc")
+"""Measures that take the rank parameter k (the others get one point per σ, with k missing)."""
+NAIVE_BACKEND = "float64-naive"
+NAIVE_DIGITS = 0
+"""Requested digits stored for float64-naive points: they certify nothing, whatever ``digits`` says."""
+
+COLUMNS = [
+    "log2_sigma", "sigma", "measure", "k", "value", "normalized", "certified_digits", "backend", "dps", "seconds",
+    "value_text", "normalized_text", "requested_backend", "digits", "method",
+]
+
+
+@dataclass(frozen=True)
+class PointTask:
+    """One point of a sweep: what to compute (``key``) and the exponent it belongs to."""
+
+    key: PointKey
+    log2_sigma: int
+
+    @property
+    def k(self) -> int | None:
+        return None if self.key.k == NO_K else self.key.k
+
+
+def exact_text(value) -> str:
+    """Decimal text of a float or mpmath mpf with enough digits to give back the same binary number."""
+    mpf_tuple = getattr(value, "_mpf_", None)
+    if mpf_tuple is None:
+        return repr(float(value))
+    from mpmath import libmp
+
+    bits = max(int(mpf_tuple[3]), 1)
+    return libmp.to_str(mpf_tuple, math.ceil(bits * math.log10(2)) + 2)
+
+
+def to_float(value) -> float:
+    """Nearest float, or NaN where the number lies outside the float64 range (its text keeps it)."""
+    mpf_tuple = getattr(value, "_mpf_", None)
+    if mpf_tuple is None:
+        return float(value)
+    from mpmath import libmp
+
+    result = libmp.to_float(mpf_tuple)
+    if math.isinf(result) or (result == 0.0 and mpf_tuple[1] != 0):
+        return math.nan
+    return result
+
+
+def compute_point(X: np.ndarray, task: PointTask) -> dict:
+    """Compute one point with :func:`precise_kpca.measures.measure` (runs in a worker; picklable in and out).
+
+    Returns
+    -------
+    dict
+        The record stored by :meth:`ResultsStore.put`.
+    """
+    from ..measures import measure
+
+    key = task.key
+    options = {"k": task.k or 1, "backend": key.requested_backend}
+    if key.digits != NAIVE_DIGITS:
+        options["digits"] = key.digits
+    m = measure(X, key.measure, Fraction(key.sigma), **options)
+    return {
+        "log2_sigma": float(task.log2_sigma),
+        "value": to_float(m.value),
+        "value_text": exact_text(m.value),
+        "normalized": to_float(m.normalized),
+        "normalized_text": exact_text(m.normalized),
+        "certified_digits": int(m.certified_digits),
+        "backend": str(m.backend),
+        "dps": int(m.dps),
+        "method": str(m.method),
+        "seconds": float(m.seconds),
+    }
+
+
+def _check_exponents(log2_sigmas) -> list[int]:
+    exponents = []
+    for p in np.atleast_1d(np.asarray(log2_sigmas, dtype=object)).tolist():
+        if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)) or p != int(p):
+            raise ValueError(f"log2_sigmas must hold integers (σ = 2**p exactly), got {p!r}")
+        exponents.append(int(p))
+    if not exponents:
+        raise ValueError("log2_sigmas is empty")
+    return sorted(set(exponents))
+
+
+def _check_ks(k) -> list[int]:
+    ks = [k] if isinstance(k, (int, np.integer)) and not isinstance(k, bool) else list(k)
+    for value in ks:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"k must be a positive integer or a list of them, got {k!r}")
+    return sorted(set(int(v) for v in ks))
+
+
+def _check_measures(measures) -> list[str]:
+    from ..measures import MEASURES
+
+    names = [measures] if isinstance(measures, str) else list(measures)
+    for name in names:
+        if name not in MEASURES:
+            raise ValueError(f"unknown measure {name!r}; choose from {', '.join(MEASURES)}")
+    if not names:
+        raise ValueError("measures is empty")
+    return list(dict.fromkeys(names))
+
+
+def sweep_tasks(
+    X: np.ndarray, log2_sigmas, *, measures=DEFAULT_MEASURES, k=1, digits=10, backend="auto", naive_overlay=False,
+    data_key: str,
+) -> list[PointTask]:
+    """Every point of a sweep, certified points first, then the float64-naive overlay."""
+    if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or digits < 1:
+        raise ValueError(f"digits must be a positive integer, got {digits!r}")
+    if backend == NAIVE_BACKEND:
+        naive_overlay = False
+    runs = [(backend, int(digits))] + ([(NAIVE_BACKEND, NAIVE_DIGITS)] if naive_overlay else [])
+    ks = _check_ks(k)
+    tasks = []
+    for requested_backend, requested_digits in runs:
+        for name in _check_measures(measures):
+            for rank in ks if name in RANKED_MEASURES else [NO_K]:
+                for p in _check_exponents(log2_sigmas):
+                    sigma = str(Fraction(2) ** p)
+                    key = PointKey(data_key, name, rank, sigma, requested_backend, requested_digits)
+                    tasks.append(PointTask(key, p))
+    return tasks
+
+
+def _open_store(store) -> tuple[ResultsStore, bool]:
+    if isinstance(store, ResultsStore):
+        return store, False
+    if store is False:
+        return ResultsStore(":memory:"), True
+    return ResultsStore(store), True
+
+
+def _progress_bar(total: int, progress):
+    from tqdm.auto import tqdm
+
+    disable = not progress or (progress != "always" and not sys.stderr.isatty())
+    return tqdm(total=total, unit="pt", desc="points", file=sys.stderr, disable=disable, dynamic_ncols=True)
+
+
+def convergence_curve(
+    X,
+    log2_sigmas: Iterable[int],
+    *,
+    measures: Sequence[str] | str = DEFAULT_MEASURES,
+    k: int | Sequence[int] = 1,
+    digits: int = 10,
+    backend: str = "auto",
+    store=None,
+    executor=None,
+    progress=True,
+    naive_overlay: bool = False,
+    name: str = "data",
+) -> pd.DataFrame:
+    """Normalized convergence measures at σ = 2**p for each p, every point with its certified digits.
+
+    Parameters
+    ----------
+    X : array_like, shape (N, d)
+        Data (float64, taken as exact).
+    log2_sigmas : iterable of int
+        Exponents p; σ = 2**p is exact, however large.
+    measures : str or sequence of str
+        Names from :data:`precise_kpca.measures.MEASURES`.
+    k : int or sequence of int
+        Ranks for the measures that take one (eigenprojection, pc); one curve per k.
+    digits : int
+        Certified significant digits requested per point.
+    backend : str
+        Passed to :func:`precise_kpca.measures.measure` (``"auto"`` picks and escalates precision).
+    store : ResultsStore, path-like, None or False
+        Where points are kept: None is the default store (``$PRECISE_KPCA_STORE`` or the user cache), a path
+        opens (or creates) a store there, False keeps them in memory only. Stored points are not recomputed.
+    executor : str, Executor or None
+        See :func:`precise_kpca.studies.executors.get_executor`; None is a local process pool.
+    progress : bool or "always"
+        Progress bar with ETA on stderr: True shows it when stderr is a terminal, "always" forces it.
+    naive_overlay : bool
+        Also compute every point with ``backend="float64-naive"`` (the paper's computation, no certified
+        digits), to show where float64 breaks.
+    name : str
+        Data-set name recorded in the store.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per point, ordered by requested backend (certified first), measure, k, log2_sigma; columns ``log2_sigma, sigma,
+        measure, k, value, normalized, certified_digits, backend, dps, seconds`` and ``value_text,
+        normalized_text`` (exact decimal text; ``value``/``normalized`` are NaN where outside the float64
+        range), ``requested_backend, digits, method``. ``sigma`` is the exact σ as text (``"1/16"``); ``k`` is
+        missing for measures without a rank; overlay rows have ``requested_backend == "float64-naive"``.
+
+    Raises
+    ------
+    ValueError
+        Bad arguments or data.
+    TaskError
+        A point failed (points finished before it are stored).
+    """
+    X = check_data(X)
+    db, owned = _open_store(store)
+    try:
+        data_key = db.register_data(X, name)
+        tasks = sweep_tasks(X, log2_sigmas, measures=measures, k=k, digits=digits, backend=backend,
+                            naive_overlay=naive_overlay, data_key=data_key)
+        done = db.existing(task.key for task in tasks)
+        pending = [task for task in tasks if task.key not in done]
+        with _progress_bar(len(pending), progress) as bar:
+            for task, record in get_executor(executor).run(compute_point, X, pending):
+                db.put(task.key, record)
+                bar.update()
+        frame = db.frame([task.key for task in tasks])
+    finally:
+        if owned:
+            db.close()
+    return _curve_frame(frame)
+
+
+def _curve_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Public column order; rows stay in task order (backend run, measure, k, log2_sigma)."""
+    return frame.assign(log2_sigma=frame["log2_sigma"].astype(int))[COLUMNS].reset_index(drop=True)

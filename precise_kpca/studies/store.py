@@ -1,0 +1,196 @@
+"""Results store: every computed curve point in an embedded SQLite database.
+
+One row per point, keyed by (data hash, measure, k, exact σ, requested backend, requested digits). Each point
+is inserted in its own transaction in WAL mode, so a sweep killed at any moment (even by SIGKILL) leaves only
+whole rows, and a rerun finds them and computes only what is missing.
+
+Location: the ``path`` argument, else ``$PRECISE_KPCA_STORE``, else
+``platformdirs.user_cache_dir("precise_kpca")/results.sqlite``. ``":memory:"`` keeps nothing on disk.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ENV_VAR = "PRECISE_KPCA_STORE"
+NO_K = 0
+"""Stored ``k`` for measures without a rank parameter (metric, eigenvalue, cka); shown as missing in frames."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS data (
+    data_hash TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    d INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS points (
+    data_hash TEXT NOT NULL,
+    measure TEXT NOT NULL,
+    k INTEGER NOT NULL,
+    sigma TEXT NOT NULL,
+    requested_backend TEXT NOT NULL,
+    digits INTEGER NOT NULL,
+    log2_sigma REAL NOT NULL,
+    value REAL,
+    value_text TEXT NOT NULL,
+    normalized REAL,
+    normalized_text TEXT NOT NULL,
+    certified_digits INTEGER NOT NULL,
+    backend TEXT NOT NULL,
+    dps INTEGER NOT NULL,
+    method TEXT NOT NULL,
+    seconds REAL NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (data_hash, measure, k, sigma, requested_backend, digits)
+);
+"""
+
+KEY_COLUMNS = ("data_hash", "measure", "k", "sigma", "requested_backend", "digits")
+POINT_COLUMNS = KEY_COLUMNS + (
+    "log2_sigma", "value", "value_text", "normalized", "normalized_text", "certified_digits", "backend", "dps",
+    "method", "seconds", "created",
+)
+
+
+def default_path() -> Path:
+    """``$PRECISE_KPCA_STORE`` if set, else ``user_cache_dir("precise_kpca")/results.sqlite``."""
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("precise_kpca")) / "results.sqlite"
+
+
+def data_hash(X: np.ndarray) -> str:
+    """sha256 (hex) of the shape and the C-order float64 bytes of X: the data part of every key."""
+    array = np.ascontiguousarray(X, dtype=np.float64)
+    digest = hashlib.sha256(repr(array.shape).encode())
+    digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class PointKey:
+    """Identity of one curve point (see module docstring); ``k`` is :data:`NO_K` where it does not apply."""
+
+    data_hash: str
+    measure: str
+    k: int
+    sigma: str
+    requested_backend: str
+    digits: int
+
+
+class ResultsStore:
+    """SQLite database of curve points.
+
+    Parameters
+    ----------
+    path : path-like, ``":memory:"`` or None
+        None uses :func:`default_path`. Parent folders are created.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None):
+        self.path = ":memory:" if path == ":memory:" else Path(path).expanduser() if path else default_path()
+        if self.path != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise ValueError(f"cannot open results store {str(self.path)!r}: {exc}") from exc
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> "ResultsStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"ResultsStore({str(self.path)!r})"
+
+    def register_data(self, X: np.ndarray, name: str) -> str:
+        """Record a data set's name and shape under its hash; returns the hash."""
+        key = data_hash(X)
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.execute("INSERT OR REPLACE INTO data VALUES (?, ?, ?, ?)", (key, name, *X.shape))
+        return key
+
+    def existing(self, keys) -> set[PointKey]:
+        """The subset of ``keys`` already stored."""
+        found = set()
+        for key in keys:
+            row = self._db.execute(
+                "SELECT 1 FROM points WHERE data_hash=? AND measure=? AND k=? AND sigma=? AND requested_backend=? "
+                "AND digits=?",
+                tuple(key.__dict__.values()),
+            ).fetchone()
+            if row:
+                found.add(key)
+        return found
+
+    def put(self, key: PointKey, record: dict) -> None:
+        """Insert (or replace) one point in its own transaction.
+
+        Parameters
+        ----------
+        key : PointKey
+        record : dict
+            ``log2_sigma, value, value_text, normalized, normalized_text, certified_digits, backend, dps,
+            method, seconds``.
+        """
+        row = dict(key.__dict__, **record, created=time.time())
+        placeholders = ", ".join("?" for _ in POINT_COLUMNS)
+        with self._db:  # commits on success, rolls back on error
+            self._db.execute("BEGIN")
+            self._db.execute(
+                f"INSERT OR REPLACE INTO points ({', '.join(POINT_COLUMNS)}) VALUES ({placeholders})",
+                [row[c] for c in POINT_COLUMNS],
+            )
+
+    def frame(self, keys=None) -> pd.DataFrame:
+        """Stored points as a DataFrame (all of them, or those of ``keys``), with the data set name.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per point, columns of the ``points`` table plus ``data_name``; ``k`` is a nullable
+            integer, missing for measures without a rank parameter.
+        """
+        query = "SELECT p.*, d.name AS data_name FROM points p LEFT JOIN data d USING (data_hash)"
+        frame = pd.read_sql_query(query, self._db)
+        if keys is not None:
+            wanted = pd.DataFrame([k.__dict__ for k in keys], columns=KEY_COLUMNS)
+            frame = wanted.merge(frame, on=list(KEY_COLUMNS), how="inner")
+        frame["k"] = frame["k"].astype("Int64").mask(frame["k"] == NO_K)
+        return frame
+
+    def export_csv(self, path: str | os.PathLike[str], keys=None) -> Path:
+        """Write :meth:`frame` to CSV; returns the path."""
+        path = Path(path)
+        self.frame(keys).to_csv(path, index=False)
+        return path
+
+    def export_parquet(self, path: str | os.PathLike[str], keys=None) -> Path:
+        """Write :meth:`frame` to Parquet (pyarrow); returns the path."""
+        path = Path(path)
+        self.frame(keys).to_parquet(path, index=False)
+        return path
+
+    def integrity_ok(self) -> bool:
+        """SQLite's own ``PRAGMA integrity_check`` (True when it reports ``ok``)."""
+        return self._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
