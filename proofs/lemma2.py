@@ -12,7 +12,7 @@ from itertools import combinations
 import sympy as sp
 
 from . import gram
-from .indexsum import Entry, centering, i, identity, index_sum, j, k, l
+from .indexsum import Entry, centering, i, index_sum, j, k, l
 from .result import ClaimResult, report, verdict
 
 EXPLICIT_SHAPES = ((3, 2), (4, 3))
