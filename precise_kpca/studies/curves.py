@@ -216,6 +216,7 @@ def convergence_curve(
         normalized_text`` (exact decimal text; ``value``/``normalized`` are NaN where outside the float64
         range), ``requested_backend, digits, method``. ``sigma`` is the exact σ as text (``"1/16"``); ``k`` is
         missing for measures without a rank; overlay rows have ``requested_backend == "float64-naive"``.
+        ``frame.attrs`` holds ``computed`` and ``reused`` (points taken from the store) counts.
 
     Raises
     ------
@@ -236,11 +237,12 @@ def convergence_curve(
             for task, record in get_executor(executor).run(compute_point, X, pending):
                 db.put(task.key, record)
                 bar.update()
-        frame = db.frame([task.key for task in tasks])
+        frame = _curve_frame(db.frame([task.key for task in tasks]))
     finally:
         if owned:
             db.close()
-    return _curve_frame(frame)
+    frame.attrs.update(computed=len(pending), reused=len(tasks) - len(pending))
+    return frame
 
 
 def _curve_frame(frame: pd.DataFrame) -> pd.DataFrame:
