@@ -1,0 +1,157 @@
+"""Eigen-based measures (paper Eq. 18, Algorithm 1, Theorem 3, Theorem 1), written once for every backend.
+
+Everything is built from X in the backend's working precision: the centered linear Gram L = H X Xᵀ H from
+exact integers, and the scaled Gaussian Gram σ_X² H K_G H = L + H G H (Lemma 2) with G the cancellation-free
+residual. The linear eigensystem comes from the d×d matrix X_cᵀ X_c (its nonzero eigenvalues are those of
+L, eigenvectors W = X_c Q Λ^{−1/2}); its remaining N − r eigenvalues are exactly 0. On a finite precision
+the differences these measures take do cancel: the measure layer certifies its digits by evaluating twice
+at different precisions (see :mod:`precise_kpca.measures.certified`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..backends import Backend, Float64Backend
+from ..numerics import double_center, gaussian_gram, gaussian_residual
+from ..numerics.exact import ExactData
+from ..numerics.matrix import SymmetricMatrix
+
+
+class LinearSpectrum:
+    """Eigen-decomposition of the centered linear Gram L = X_c X_cᵀ via the d×d matrix X_cᵀ X_c.
+
+    Attributes
+    ----------
+    centered : ndarray, shape (N, d)
+        X_c = X − mean, in backend arithmetic (exact integers rounded once on mp).
+    values : ndarray, shape (N,)
+        Descending eigenvalues of L: the r nonzero ones, then exact zeros.
+    vectors : ndarray, shape (N, r)
+        Orthonormal eigenvectors of the nonzero eigenvalues.
+    """
+
+    def __init__(self, X: np.ndarray, backend: Backend):
+        b = self.backend = backend
+        n = X.shape[0]
+        if isinstance(b, Float64Backend):
+            centered = X - X.mean(axis=0)
+        else:
+            exact = ExactData.from_float64(X)
+            scaled = n * exact.mantissas - exact.mantissas.sum(axis=0)[None, :]  # N·X_c, exact
+            centered = b.from_scaled_integers(scaled, exact.exp2) / n
+        self.centered = centered
+        small_values, q = b.eigh(centered.T.dot(centered))
+        floor = n * b.eps * abs(small_values[0])
+        rank = sum(1 for v in small_values if v > floor)
+        self.rank = rank
+        self.vectors = centered.dot(q[:, :rank]) / b.sqrt(small_values[:rank])[None, :]
+        self.values = np.concatenate([small_values[:rank], np.array([b.scalar(0)] * (n - rank), dtype=b.dtype)])
+
+    def gram(self) -> np.ndarray:
+        """L = X_c X_cᵀ, shape (N, N)."""
+        return self.centered.dot(self.centered.T)
+
+
+def scaled_gaussian_gram(X, sigma, backend: Backend, linear: LinearSpectrum) -> SymmetricMatrix:
+    """σ_X² H K_G H, shape (N, N): L + H G H on stable backends, σ_X²·(exp then center) on float64-naive."""
+    if backend.naive:
+        K = double_center(gaussian_gram(X, sigma, backend=backend))
+        s = K.meta["sigma_x"]
+        return SymmetricMatrix(K.deviation * (s * s), backend, kind="scaled centered gaussian", meta=K.meta)
+    E = double_center(gaussian_residual(X, sigma, backend=backend))
+    return SymmetricMatrix(linear.gram() + E.deviation, backend, kind="scaled centered gaussian", meta=E.meta)
+
+
+def eigenvalue_difference_value(gauss_values, linear: LinearSpectrum):
+    """‖σ_X² λ_G − λ_L‖_∞ / ‖λ_L‖_∞ over all N eigenvalues, both sorted descending (Eq. 18)."""
+    gaps = [abs(g - l) for g, l in zip(gauss_values, linear.values)]
+    return max(gaps) / abs(linear.values[0])
+
+
+def linear_groups(values, k: int, tau: float) -> list[tuple[int, int]]:
+    """Algorithm 1's grouping of the top-k linear eigenvalues: runs with |λ_i − λ_i0| / λ_i0 < τ."""
+    groups, start = [], 0
+    while start < k:
+        stop = start
+        while stop < k and abs((values[stop] - values[start]) / values[start]) < tau:
+            stop += 1
+        groups.append((start, stop))
+        start = stop
+    return groups
+
+
+def largest_principal_angle(b: Backend, V: np.ndarray, W: np.ndarray):
+    """Largest principal angle between span(V) and span(W), both N×m with orthonormal columns.
+
+    sin θ_max = ‖(I − WWᵀ)V‖₂ and cos θ_max = σ_min(WᵀV); atan2 keeps full relative accuracy for tiny angles.
+    """
+    overlap = W.T.dot(V)
+    outside = V - W.dot(overlap)
+    sin2 = b.eigh(outside.T.dot(outside))[0][0]
+    cos2 = b.eigh(overlap.T.dot(overlap))[0][-1]
+    sin_ = b.sqrt(max(sin2, b.scalar(0)))
+    cos_ = b.sqrt(max(cos2, b.scalar(0)))
+    return _atan2(b, sin_, cos_)
+
+
+def _atan2(b: Backend, y, x):
+    if isinstance(b, Float64Backend):
+        return float(np.arctan2(y, x))
+    return b.ctx.atan2(y, x)
+
+
+def eigen_distance(b: Backend, V: np.ndarray, linear: LinearSpectrum, k: int, tau: float, aggregate: str):
+    """EigenDist(v, w, λ) of Algorithm 1 over the top-k linear eigenvalues (radians)."""
+    if k > linear.rank:
+        raise ValueError(
+            f"k={k} exceeds the rank {linear.rank} of the centered linear Gram: eigenvectors beyond it belong "
+            "to the repeated eigenvalue 0 and have no linear counterpart"
+        )
+    thetas = [
+        largest_principal_angle(b, V[:, i0:i1], linear.vectors[:, i0:i1])
+        for i0, i1 in linear_groups(linear.values, k, tau)
+    ]
+    if aggregate == "max":
+        return max(thetas)
+    return sum(thetas) / len(thetas)
+
+
+def identity_basis(b: Backend, n: int, k: int) -> np.ndarray:
+    """The first k columns of I_N: Gaussian eigenvectors at σ = 0 (normalization of Eq. 19)."""
+    eye = np.array([[b.scalar(int(i == j)) for j in range(k)] for i in range(n)], dtype=b.dtype)
+    return eye
+
+
+def pc_dissonance_value(b: Backend, gauss_values, gauss_vectors, linear: LinearSpectrum, k: int):
+    """max_{i<k} ‖σ_X·PC_G,i − PC_L,i‖ / ‖PC_L,i‖ over the training points (Theorem 3).
+
+    Training principal components are √λ v (Section II-A1); σ_X-scaling the Gaussian ones gives √μ v with
+    μ = σ_X² λ_G. Signs are aligned (v·w > 0) since eigenvectors have none of their own.
+    """
+    worst = b.scalar(0)
+    for i in range(k):
+        v, w = gauss_vectors[:, i], linear.vectors[:, i]
+        if v.dot(w) < 0:
+            v = -v
+        gap = b.sqrt(max(gauss_values[i], b.scalar(0))) * v - b.sqrt(linear.values[i]) * w
+        worst = max(worst, b.sqrt(gap.dot(gap)) / b.sqrt(linear.values[i]))
+    return worst
+
+
+def cka_gap_value(b: Backend, scaled: SymmetricMatrix, linear_gram: np.ndarray):
+    """1 − CKA(K_G(σ), K_lin) (Theorem 1 with L = K_lin), from the part of σ_X² HK_GH orthogonal to L.
+
+    With A = L + E: 1 − cos∠(A, L) = sin²/(1 + cos), sin = ‖E − (⟨E,L⟩/‖L‖²) L‖_F / ‖A‖_F — no cancellation.
+    """
+    A, L = scaled.deviation, linear_gram
+    if isinstance(b, Float64Backend) and not np.any(A):
+        return float("nan")  # float64-naive past its limit: the centered Gram rounded to 0, CKA is undefined
+    E = A - L
+    ll = (L * L).sum()
+    perpendicular = E - ((E * L).sum() / ll) * L
+    aa = (A * A).sum()
+    sin2 = (perpendicular * perpendicular).sum() / aa
+    cos_ = (A * L).sum() / b.sqrt(aa * ll)
+    return sin2 / (1 + cos_)
+
+
