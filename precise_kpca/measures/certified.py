@@ -39,6 +39,7 @@ from .spectral import (
 MEASURES = ("metric", "eigenvalue", "eigenprojection", "pc", "cka")
 AGGREGATES = ("mean", "max")
 MAX_DPS = 400
+MAX_ESCALATIONS = 3  # beyond this the problem is ill-posed (e.g. equal eigenvalues), not short of digits
 _ESCALATION_DPS = 20
 _BITS_PER_DIGIT = math.log2(10)
 
@@ -163,11 +164,13 @@ def _auto(X, name, sigma, digits, options, k_field, start) -> Measurement:
 
 def _by_agreement(X, name, sigma, first, second, digits, options, k_field, start, *, escalate) -> Measurement:
     v1, _ = evaluate(X, name, sigma, first, **options)
+    escalations = 0
     while True:
         v2, at_zero = evaluate(X, name, sigma, second, **options)
         agree = min(agreeing_digits(first.export(v1), second.export(v2)) - 1, first.dps)
-        if agree >= digits or not escalate or second.dps + _ESCALATION_DPS > MAX_DPS:
+        if agree >= digits or not escalate or escalations == MAX_ESCALATIONS or second.dps + _ESCALATION_DPS > MAX_DPS:
             break
+        escalations += 1
         first, v1 = second, v2
         second = MPBackend(second.dps + _ESCALATION_DPS)
     method = f"agreement of evaluations at {first.name}(dps={first.dps}) and mp(dps={second.dps})"
