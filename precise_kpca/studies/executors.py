@@ -154,7 +154,7 @@ class DaskExecutor(Executor):
         try:
             shared_future = client.scatter(shared, broadcast=True)
             pending = {client.submit(fn, shared_future, task, pure=False): task for task in tasks}
-            for future in as_completed(list(pending)):
+            for future in as_completed(list(pending), loop=client.loop):
                 task = pending.pop(future)
                 if future.status == "error":
                     error = future.exception()

@@ -1,0 +1,96 @@
+"""Executors: serial, local process pool and Dask (LocalCluster on loopback) run every task exactly once."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from precise_kpca.studies import (
+    DaskExecutor,
+    LocalExecutor,
+    SerialExecutor,
+    TaskError,
+    convergence_curve,
+    get_executor,
+)
+
+
+def scaled_with_pid(shared, task):
+    """Module-level (picklable) task function: the shared array's sum times the task, and the worker's pid."""
+    if task == 13:
+        raise ArithmeticError("unlucky task")
+    return float(np.sum(shared)) * task, os.getpid()
+
+
+@pytest.fixture(scope="module")
+def dask_address():
+    distributed = pytest.importorskip("dask.distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                       dashboard_address=None)
+    try:
+        yield "dask://" + cluster.scheduler_address.removeprefix("tcp://")
+    finally:
+        cluster.close()
+
+
+def _executors(dask_address):
+    return [SerialExecutor(), LocalExecutor(workers=2), DaskExecutor(dask_address)]
+
+
+def test_every_executor_runs_each_task_once(dask_address):
+    shared = np.arange(4.0)  # sum 6
+    tasks = list(range(1, 9))
+    for executor in _executors(dask_address):
+        results = dict(executor.run(scaled_with_pid, shared, tasks))
+        assert sorted(results) == tasks, executor
+        assert {t: v for t, (v, _) in results.items()} == {t: 6.0 * t for t in tasks}, executor
+        pids = {pid for _, pid in results.values()}
+        if isinstance(executor, SerialExecutor):
+            assert pids == {os.getpid()}
+        else:
+            assert os.getpid() not in pids, executor
+
+
+def test_a_failing_task_is_named(dask_address):
+    for executor in _executors(dask_address):
+        with pytest.raises(TaskError, match="unlucky task") as info:
+            list(executor.run(scaled_with_pid, np.ones(2), [1, 13, 2]))
+        assert info.value.task == 13
+
+
+def test_local_executor_with_one_task_runs_in_process():
+    results = list(LocalExecutor(workers=2).run(scaled_with_pid, np.ones(3), [2]))
+    assert results == [(2, (6.0, os.getpid()))]
+
+
+def test_get_executor_specs():
+    assert isinstance(get_executor(None), LocalExecutor)
+    assert isinstance(get_executor("local"), LocalExecutor)
+    assert isinstance(get_executor("serial"), SerialExecutor)
+    dask = get_executor("dask://127.0.0.1:8786")
+    assert isinstance(dask, DaskExecutor) and dask.address == "tcp://127.0.0.1:8786"
+    executor = SerialExecutor()
+    assert get_executor(executor) is executor
+    for bad in ("threads", "dask://", "dask://nohostport", 3):
+        with pytest.raises(ValueError):
+            get_executor(bad)
+    with pytest.raises(ValueError, match="workers"):
+        LocalExecutor(workers=0)
+
+
+def test_unreachable_dask_scheduler_is_a_clear_error():
+    executor = DaskExecutor("dask://127.0.0.1:9", timeout=1)
+    with pytest.raises(ValueError, match="cannot reach the dask scheduler"):
+        list(executor.run(scaled_with_pid, np.ones(3), [1, 2]))
+
+
+def test_dask_sweep_streams_into_the_store_and_matches_serial(dask_address, tmp_path):
+    X = np.random.default_rng(5).normal(size=(8, 2))
+    options = dict(measures=("metric", "eigenvalue"), digits=8, progress=False)
+    on_dask = convergence_curve(X, [-1, 3, 20], store=tmp_path / "dask.sqlite", executor=dask_address, **options)
+    serial = convergence_curve(X, [-1, 3, 20], store=False, executor="serial", **options)
+    assert on_dask.attrs["computed"] == 6
+    assert list(on_dask["value_text"]) == list(serial["value_text"])
+    again = convergence_curve(X, [-1, 3, 20], store=tmp_path / "dask.sqlite", executor=dask_address, **options)
+    assert again.attrs == {"computed": 0, "reused": 6}
