@@ -45,7 +45,12 @@ class PointTask:
 
 
 def exact_text(value) -> str:
-    """Decimal text of a float or mpmath mpf with enough digits to give back the same binary number."""
+    """Decimal text of a float or mpmath mpf that gives back the same number when read at its precision.
+
+    Floats: ``repr`` (shortest round trip). mpf: ⌈bits·log10 2⌉ + 2 significant digits for a ``bits``-bit
+    mantissa, so reading the text at that precision (or rounding it to that many bits) is exact, at any
+    exponent.
+    """
     mpf_tuple = getattr(value, "_mpf_", None)
     if mpf_tuple is None:
         return repr(float(value))
@@ -62,7 +67,7 @@ def to_float(value) -> float:
         return float(value)
     from mpmath import libmp
 
-    result = libmp.to_float(mpf_tuple)
+    result = libmp.to_float(mpf_tuple, rnd=libmp.round_nearest)
     if math.isinf(result) or (result == 0.0 and mpf_tuple[1] != 0):
         return math.nan
     return result
