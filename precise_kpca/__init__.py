@@ -26,10 +26,36 @@ from .numerics import (
     rkhs_sq_distances,
 )
 
+from .asymptotics import eigenprojection_constant, eigenvalue_constant, eta_bound, metric_constant
+from .certify.psd import CertificationError, PSDCertificate, certify_kernel_psd, certify_psd, require_psd
+from .measures import (
+    Measurement,
+    convergence_onset,
+    eigenprojection_dissonance,
+    eigenvalue_difference,
+    measure,
+    metric_dissonance,
+)
+
 __version__ = "0.1.0"
 
 __all__ = [
     "BACKEND_NAMES",
+    "CertificationError",
+    "Measurement",
+    "PSDCertificate",
+    "certify_kernel_psd",
+    "certify_psd",
+    "convergence_onset",
+    "eigenprojection_constant",
+    "eigenprojection_dissonance",
+    "eigenvalue_constant",
+    "eigenvalue_difference",
+    "eta_bound",
+    "measure",
+    "metric_constant",
+    "metric_dissonance",
+    "require_psd",
     "Eigensystem",
     "Geometry",
     "SymmetricMatrix",
