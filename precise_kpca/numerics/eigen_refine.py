@@ -252,19 +252,23 @@ class _Refiner:
         n = self.n
         th, tl = pr.theta_hi, pr.theta_lo
         order = np.lexsort((-tl, -th))
-        # coupling numerators F_ij = S_ij - θ_j R_ij; gaps θ_j - θ_i as double-double differences
-        F = pr.S - pr.R * th[None, :]
-        np.fill_diagonal(F, 0.0)
+        # Newton correction E_ij = (S_ij - θ_j R_ij) / (θ_j - θ_i), written as T_ij / (θ_j - θ_i) - R_ij / 2
+        # with the symmetric T = S - (θ_i + θ_j) R / 2: the orthogonalising -R/2 then survives when the
+        # gap is below float64's resolution of θ. Gaps are double-double differences.
+        mid = (th[:, None] + th[None, :]) / 2
+        mR = mid * pr.R
+        T = pr.S - mR
+        np.fill_diagonal(T, 0.0)
         gap = (th[None, :] - th[:, None]) + (tl[None, :] - tl[:, None])
-        coupling = np.maximum(np.abs(F), np.abs(F.T))
+        # T's own float64 rounding counts as coupling: it must stay small against the gap too
+        coupling = np.abs(T) + 2.0**-50 * (np.abs(pr.S) + np.abs(mR))
         clustered = np.abs(gap) <= _CLUSTER_FACTOR * coupling
         noise = np.abs(th) <= self.noise
         clustered |= noise[:, None] & noise[None, :]
         np.fill_diagonal(clustered, False)
         clusters = _interval_clusters(clustered[np.ix_(order, order)])
         with np.errstate(divide="ignore", invalid="ignore"):
-            E = np.where(clustered, -pr.R / 2, F / gap)
-        np.fill_diagonal(E, -np.diag(pr.R) / 2)
+            E = np.where(clustered | np.eye(n, dtype=bool), 0.0, T / gap) - pr.R / 2
         sep = ~clustered
         np.fill_diagonal(sep, False)
         e_max = float(np.max(np.abs(E[sep]), initial=0.0))
@@ -353,16 +357,21 @@ class _Refiner:
             vec[J] = min(math.sqrt(2) * sin + omega, 2.0)
         return order, vb, vec, groups
 
-    def _done(self, pr: _Products, order, vb, vec) -> bool:
+    def _wanted(self, pr: _Products) -> np.ndarray:
+        """Target absolute accuracy of each eigenvalue (normalised units)."""
         th_abs = np.abs(pr.theta_hi)
         if self.tier == 1:
-            scale = max(float(np.max(th_abs)), 2.0**-self.a_bits)
-            return bool(np.all(vb <= self.target * scale) and np.all(vec[order[: self.k]] <= self.target))
+            return np.full(self.n, self.target * max(float(np.max(th_abs)), 2.0**-self.a_bits))
         # eigenvalues within 10**dps of the noise of A's fixed point cannot carry dps relative digits
-        floor = self.a_rounding * 2.0**24
-        meaningful = th_abs > floor / self.target
-        want = np.maximum(self.target * th_abs, floor)
-        return bool(np.all(vb <= want) and np.all(vec[meaningful] <= self.target))
+        return np.maximum(self.target * th_abs, self.a_rounding * 2.0**24)
+
+    def _done(self, pr: _Products, order, vb, vec) -> bool:
+        if self.tier == 1:
+            vectors_ok = np.all(vec[order[: self.k]] <= self.target)
+        else:
+            meaningful = np.abs(pr.theta_hi) > self.a_rounding * 2.0**24 / self.target
+            vectors_ok = np.all(vec[meaningful] <= self.target)
+        return bool(np.all(vb <= self._wanted(pr)) and vectors_ok)
 
     # -- driver -----------------------------------------------------------------------------------
     def run(self) -> RefinedEigensystem:
@@ -380,7 +389,7 @@ class _Refiner:
             bnd = self._bounds(pr) if a_bits == self.a_bits else None
             if bnd is not None:
                 order, vb, vec, _ = bnd
-                score = float(np.max(vb / np.maximum(np.abs(pr.theta_hi), 2.0**-self.a_bits)))
+                score = float(np.max(vb / self._wanted(pr)))
                 done = self._done(pr, order, vb, vec)
                 if best is None or done or score < best[0]:
                     best, stall = (score, X, x_bits, pr, bnd, it), 0
