@@ -5,6 +5,8 @@ import argparse
 import time
 from pathlib import Path
 
+import pandas as pd
+
 from .common import UsageError, add_data_arguments, load_data, parse_list, parse_positive_ints, parse_range
 
 PROGRESS = {"auto": True, "always": "always", "never": False}
@@ -44,7 +46,7 @@ def summary(frame, seconds: float) -> str:
     lines = [f"{'measure':<16}{'k':>3}{'points':>8}{'min digits':>12}{'backends':>16}{'compute s':>11}"]
     for (measure, k), rows in certified.groupby(["measure", "k"], dropna=False, sort=False):
         backends = ",".join(sorted(set(rows["backend"])))
-        lines.append(f"{measure:<16}{'-' if k != k or k is None else int(k):>3}{len(rows):>8}"
+        lines.append(f"{measure:<16}{'-' if pd.isna(k) else int(k):>3}{len(rows):>8}"
                      f"{int(rows['certified_digits'].min()):>12}{backends:>16}{rows['seconds'].sum():>11.1f}")
     attrs = frame.attrs
     lines.append(f"{len(certified)} certified points (min {int(certified['certified_digits'].min())} digits), "
