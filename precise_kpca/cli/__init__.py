@@ -13,10 +13,10 @@ import argparse
 import re
 import sys
 
-from . import curves, geometry, onset
+from . import curves, geometry, onset, prove
 from .common import UsageError
 
-COMMANDS = [curves, onset, geometry]
+COMMANDS = [curves, onset, geometry, prove]
 """Command modules, in ``--help`` order."""
 
 _NEGATIVE_VALUE = re.compile(r"^-\d")
