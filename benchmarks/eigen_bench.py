@@ -1,0 +1,157 @@
+"""Side-by-side timings of high-precision symmetric eigensystems on centered Gaussian Grams.
+
+Usage::
+
+    python benchmarks/eigen_bench.py --quick          # N = 60, 200 (about 3 minutes)
+    python benchmarks/eigen_bench.py --sizes 200 1000 --tier2-sizes 200 1000
+
+Prints one row per method × N × tier: seconds (median of repeats where cheap), ratio to
+``mpmath.eigsy`` at dps 30 (measured where N ≤ --eigsy-max, else extrapolated as N³ from the largest
+measured N and marked ≈), ratio to float64 LAPACK ``eigh``, and the digits achieved:
+
+- tier 1: ``-log10(max |λ̂ - λ| / ‖A‖)`` over all eigenvalues and ``-log10 max ‖v̂ - v‖`` over the top k;
+- tier 2: the least relative digits over eigenvalues above A's noise floor.
+
+References: mpmath.eigsy at 2·dps + 40 digits for N ≤ --ref-max (independent); above that the same
+refinement at dps + 60 digits (two working precisions beyond, labelled ``self+60``). The test matrices
+(X = rng.normal(size=(N, 5)), σ = 2**10 median distances) are cached under ``benchmarks/.cache``.
+BLAS is limited to one thread (the machine is shared; threaded BLAS spins under load).
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import math  # noqa: E402
+import pickle  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import mpmath  # noqa: E402
+import numpy as np  # noqa: E402
+
+from precise_kpca.numerics.eigen_gallery import centered_gaussian_gram, gaussian_data  # noqa: E402
+from precise_kpca.numerics.eigen_refine import refine_eigensystem  # noqa: E402
+
+CACHE = Path(__file__).with_name(".cache")
+DPS = 30
+K = 10
+
+
+def gram_bits(n: int) -> int:
+    """Bits for A: tier 2 needs dps digits below the smallest nonzero eigenvalue (measured: 1e-24.5 of
+    λ_max at N = 100, 1e-32 at 200, 1e-56 at 1000, ≈1e-90 expected at 5404) plus 10 digits of margin."""
+    grading = 24.5 + 31.5 * math.log(max(n, 100) / 100) / math.log(10)
+    return 32 * math.ceil((DPS + 10 + grading) * math.log2(10) / 32)
+
+
+def gram(n: int, bits: int) -> np.ndarray:
+    CACHE.mkdir(exist_ok=True)
+    path = CACHE / f"gauss_n{n}_b{bits}.pkl"
+    if path.exists():
+        return pickle.loads(path.read_bytes())
+    A = centered_gaussian_gram(gaussian_data(n, seed=0), bits=bits)
+    path.write_bytes(pickle.dumps(A))
+    return A
+
+
+def timed(fn, repeats: int):
+    times, out = [], None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), out
+
+
+def eigsy(A: np.ndarray, dps: int):
+    ctx = mpmath.MPContext()
+    ctx.dps = dps
+    E, Q = ctx.eigsy(ctx.matrix([[ctx.mpf(x) for x in row] for row in A]))
+    n = A.shape[0]
+    order = sorted(range(n), key=lambda i: -E[i])
+    vecs = []
+    for j in order[:K]:
+        q = [Q[i, j] for i in range(n)]
+        big = max(range(n), key=lambda i: (abs(q[i]), -i))
+        vecs.append([x if q[big] > 0 else -x for x in q])
+    return [E[i] for i in order], vecs
+
+
+def digits(res, ref_values, ref_vectors, tier: int, noise: float):
+    ctx = mpmath.MPContext()
+    ctx.prec = 600
+    norm = abs(ctx.mpf(ref_values[0]))
+    errs = [abs(ctx.mpf(a) - ctx.mpf(b)) for a, b in zip(res.values, ref_values)]
+    if tier == 1:
+        val = min(_dig(e / norm) for e in errs)
+        vec = min(
+            _dig(ctx.sqrt(ctx.fsum((ctx.mpf(res.vectors[i, c]) - ctx.mpf(ref_vectors[c][i])) ** 2
+                                   for i in range(res.vectors.shape[0]))))
+            for c in range(min(K, res.vectors.shape[1]))
+        )
+        return f"{val:.1f} / vec {vec:.1f}"
+    rel = [_dig(e / abs(ctx.mpf(v))) for e, v in zip(errs, ref_values) if abs(v) > noise * norm * 10**DPS]
+    return f"{min(rel):.1f} rel ({len(rel)} eigenvalues)"
+
+
+def _dig(x) -> float:
+    return 99.0 if x == 0 else -float(mpmath.log10(x))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="N = 60, 200; tier 2 at N = 60, 200")
+    ap.add_argument("--sizes", type=int, nargs="*", default=[60, 200, 1000])
+    ap.add_argument("--tier2-sizes", type=int, nargs="*", default=[60, 200, 1000])
+    ap.add_argument("--eigsy-max", type=int, default=200, help="largest N timed with mpmath.eigsy")
+    ap.add_argument("--ref-max", type=int, default=60, help="largest N with an independent eigsy reference")
+    args = ap.parse_args()
+    if args.quick:
+        args.sizes, args.tier2_sizes, args.eigsy_max = [60, 200], [60, 200], 100
+    rows = []
+    eigsy_time = {}
+    for n in sorted(set(args.sizes) | set(args.tier2_sizes)):
+        bits = gram_bits(n)
+        A = gram(n, bits)
+        Af = np.vectorize(float, otypes=[float])(A)
+        t64, _ = timed(lambda: np.linalg.eigh(Af), 5)
+        rows.append(("float64 eigh (LAPACK)", n, "-", t64, "-"))
+        if n <= args.eigsy_max:
+            t_e, _ = timed(lambda: eigsy(A, DPS), 1)
+            eigsy_time[n] = t_e
+            rows.append(("mpmath.eigsy dps 30", n, "-", t_e, "-"))
+        refs = {}
+        if n <= args.ref_max:
+            refs[1] = refs[2] = (*eigsy(A, 2 * DPS + 120), "eigsy")
+        for tier in (1, 2):
+            if (tier == 1 and n not in args.sizes) or (tier == 2 and n not in args.tier2_sizes):
+                continue
+            reps = 3 if n <= 200 else 1
+            t, res = timed(lambda: refine_eigensystem(A, dps=DPS, tier=tier), reps)
+            if tier not in refs:
+                hi = refine_eigensystem(A, dps=DPS + 60, tier=tier, k=K)
+                refs[tier] = ([v for v in hi.values], [list(hi.vectors[:, c]) for c in range(K)], "self+60")
+            noise = 2.0 ** -(bits - 24)
+            d = digits(res, refs[tier][0], refs[tier][1], tier, noise)
+            rows.append((f"refine tier {tier} ({res.iterations} it, {res.precision_bits_used} b)", n, tier, t,
+                         f"{d} [{refs[tier][2]}]"))
+    ref_n = max(eigsy_time) if eigsy_time else None
+    print(f"{'method':<34}{'N':>6}{'tier':>5}{'seconds':>11}{'vs eigsy':>12}{'vs eigh':>10}  digits [reference]")
+    t64s = {n: t for m, n, _, t, _ in rows if m.startswith("float64")}
+    for method, n, tier, t, d in rows:
+        if n in eigsy_time:
+            ratio = f"{eigsy_time[n] / t:.1f}x"
+        elif ref_n:
+            ratio = f"≈{eigsy_time[ref_n] * (n / ref_n) ** 3 / t:.0f}x"
+        else:
+            ratio = "-"
+        print(f"{method:<34}{n:>6}{tier:>5}{t:>11.3f}{ratio:>12}{t / t64s[n]:>9.0f}x  {d}")
+
+
+if __name__ == "__main__":
+    main()
