@@ -43,8 +43,10 @@ CONDITION_TOL = 1e-8
 """Largest accepted relative error bound of a requested eigenpair (≈ 8 correct digits)."""
 
 
-def auto_dps(sigma: Fraction, n: int) -> int:
-    """Initial mp precision of backend "auto" (module docstring, rule 2)."""
+def auto_dps(sigma, n: int) -> int:
+    """Initial mp precision of backend "auto" for a bandwidth (any form :func:`parse_sigma` reads) and N rows
+    (module docstring, rule 2)."""
+    sigma = parse_sigma(sigma)
     log10_sigma = max(0.0, math.log10(sigma.numerator) - math.log10(sigma.denominator))
     return 13 + math.ceil(math.log10(n)) + math.ceil(4 * log10_sigma)
 
