@@ -84,6 +84,7 @@ def test_curves_writes_tables_and_plots_and_resumes(data_file, tmp_path, capsys)
     (["curves", "no_such_set"], "unknown data set 'no_such_set'"),
     (["geometry", "{missing}"], "missing.csv"),
     (["onset", "{data}", "--measure", "entropy"], "unknown measure 'entropy'"),
+    (["onset", "{data}", "--digits", "0"], "--digits must be a positive integer"),
 ])
 def test_bad_arguments_and_data_exit_2_with_a_message(argv, message, data_file, tmp_path, capsys):
     argv = [a.format(data=data_file, missing=tmp_path / "missing.csv") for a in argv]
@@ -93,14 +94,15 @@ def test_bad_arguments_and_data_exit_2_with_a_message(argv, message, data_file, 
     assert err.startswith(f"precise-kpca {argv[0]}: error: ") and message in err and "Traceback" not in err
 
 
-def test_onset_prints_the_leads_onset(data_file, capsys):
+@pytest.mark.parametrize("backend", ["auto", "float64-naive"])
+def test_onset_prints_the_leads_onset(backend, data_file, capsys):
     from precise_kpca.measures import convergence_onset
 
-    assert main(["onset", str(data_file), "--measure", "metric"]) == 0
+    assert main(["onset", str(data_file), "--measure", "eigenprojection", "--k", "2", "--backend", backend]) == 0
     out = capsys.readouterr().out
-    expected = convergence_onset(np.load(data_file), "metric", k=1, protocol="paper")
+    expected = convergence_onset(np.load(data_file), "eigenprojection", k=2, protocol="paper", backend=backend)
     shown = "256+" if math.isinf(expected) else f"{expected:g} (log2 = {math.log2(expected):g})"
-    assert f"onset sigma*_0 = {shown}" in out and "[protocol paper]" in out
+    assert f"eigenprojection k=2 onset sigma*_0 = {shown}" in out and f"[protocol paper, backend {backend}]" in out
 
 
 def test_console_script_exit_status_without_traceback(tmp_path):

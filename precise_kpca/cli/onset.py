@@ -19,6 +19,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--protocol", choices=("paper", "extended"), default="paper",
                         help="paper: the paper's grid 2^-4..2^8 and asymptote at 2^7; extended: asymptote "
                              "from the largest certified σ of an extended grid")
+    parser.add_argument("--digits", type=int, default=6, help="certified digits per point (default 6)")
+    parser.add_argument("--backend", choices=("auto", "float64-naive"), default="auto",
+                        help="auto (certified) or float64-naive (what the paper's float64 computation gives)")
     return parser
 
 
@@ -29,9 +32,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown measure {args.measure!r}; choose from {', '.join(MEASURES)}")
     if args.k < 1:
         raise UsageError(f"--k must be a positive integer, got {args.k}")
+    if args.digits < 1:
+        raise UsageError(f"--digits must be a positive integer, got {args.digits}")
     name, X = load_data(args)
-    onset = convergence_onset(X, args.measure, k=args.k, protocol=args.protocol)
+    onset = convergence_onset(X, args.measure, k=args.k, protocol=args.protocol, digits=args.digits,
+                              backend=args.backend)
     shown = "256+ (no onset within the tested range)" if math.isinf(onset) else f"{onset:g} (log2 = {math.log2(onset):g})"
     print(f"{name}: {args.measure}{f' k={args.k}' if args.measure in ('eigenprojection', 'pc') else ''} "
-          f"onset sigma*_0 = {shown} [protocol {args.protocol}]")
+          f"onset sigma*_0 = {shown} [protocol {args.protocol}, backend {args.backend}]")
     return 0

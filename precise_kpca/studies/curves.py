@@ -237,7 +237,9 @@ def convergence_curve(
         tasks = sweep_tasks(X, log2_sigmas, measures=measures, k=k, digits=digits, backend=backend,
                             naive_overlay=naive_overlay, data_key=data_key)
         done = db.existing(task.key for task in tasks)
-        pending = [task for task in tasks if task.key not in done]
+        # expensive first (precision grows with σ; naive points are cheap): a pool then finishes evenly
+        pending = sorted((task for task in tasks if task.key not in done),
+                         key=lambda task: (task.key.requested_backend == NAIVE_BACKEND, -task.log2_sigma))
         with _progress_bar(len(pending), progress) as bar:
             for task, record in get_executor(executor).run(compute_point, X, pending):
                 db.put(task.key, record)
