@@ -13,6 +13,7 @@ PROGRESS = {"auto": True, "always": "always", "never": False}
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``curves`` on the top-level sub-parsers; returns its parser."""
     parser = subparsers.add_parser(
         "curves",
         help="convergence curves (Figs 3, 5, 6, 8) with certified digits",
@@ -56,6 +57,7 @@ def summary(frame, seconds: float) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``precise-kpca curves``; returns the exit status (errors raise, see :func:`precise_kpca.cli.main`)."""
     from ..measures import MEASURES
     from ..plots import save_curve_plots
     from ..studies import convergence_curve

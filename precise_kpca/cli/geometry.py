@@ -8,6 +8,7 @@ from .common import add_data_arguments, load_data
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``geometry`` on the top-level sub-parsers; returns its parser."""
     parser = subparsers.add_parser(
         "geometry", help="N, d, d_X, diameter, ρ (Eq. 4) and η of a data set",
         description="Distance geometry of the preprocessed data (paper Eq. 4 and Theorem 2).",
@@ -19,6 +20,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``precise-kpca geometry``; returns the exit status (errors raise, see :func:`precise_kpca.cli.main`)."""
     from ..numerics import geometry
 
     name, X = load_data(args)

@@ -8,6 +8,7 @@ from .common import UsageError, add_data_arguments, load_data
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``onset`` on the top-level sub-parsers; returns its parser."""
     parser = subparsers.add_parser(
         "onset", help="convergence-onset bandwidth σ*₀ of a measure (Table II)",
         description="Smallest tested σ from which the measure stays within 25 %% of its 1/σ² asymptote "
@@ -26,6 +27,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``precise-kpca onset``; returns the exit status (errors raise, see :func:`precise_kpca.cli.main`)."""
     from ..measures import MEASURES, convergence_onset
 
     if args.measure not in MEASURES:
