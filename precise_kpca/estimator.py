@@ -164,7 +164,7 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         if system is not None and self._well_conditioned(system):
             return gram, system
         dps = auto_dps(sigma, X.shape[0])
-        for attempt in range(2):
+        for _ in range(2):
             gram, system = self._system(X, sigma, "mp", dps)
             if self._well_conditioned(system):
                 return gram, system

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (after selecting the non-interact
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-NAIVE_BACKEND = "float64-naive"
+from ..studies.curves import NAIVE_BACKEND  # noqa: E402
 LABELS = {
     "metric": "RKHS metric dissonance (Eq. 17)",
     "eigenvalue": "eigenvalue difference (Eq. 18)",
