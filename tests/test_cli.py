@@ -82,6 +82,7 @@ def test_curves_writes_tables_and_plots_and_resumes(data_file, tmp_path, capsys)
     (["curves", "{data}", "--digits", "0"], "--digits must be a positive integer"),
     (["curves", "{data}", "--executor", "threads", "--log2-sigma", "0"], "unknown executor 'threads'"),
     (["curves", "no_such_set"], "unknown data set 'no_such_set'"),
+    (["curves", "{data}", "--backend", "abacus", "--log2-sigma", "0", "--executor", "serial"], "abacus"),
     (["geometry", "{missing}"], "missing.csv"),
     (["onset", "{data}", "--measure", "entropy"], "unknown measure 'entropy'"),
     (["onset", "{data}", "--digits", "0"], "--digits must be a positive integer"),

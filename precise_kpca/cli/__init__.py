@@ -14,6 +14,7 @@ import re
 import sys
 
 from . import curves, geometry, onset, prove
+from ..studies.executors import TaskError
 from .common import UsageError
 
 COMMANDS = [curves, onset, geometry, prove]
@@ -55,6 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args)
     except (UsageError, ValueError, FileNotFoundError) as exc:
+        print(f"precise-kpca {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except TaskError as exc:
+        if not isinstance(exc.__cause__, ValueError):  # a bug, not a bad argument: keep the traceback
+            raise
         print(f"precise-kpca {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
