@@ -27,6 +27,7 @@ from .numerics import (
 )
 
 from .asymptotics import eigenprojection_constant, eigenvalue_constant, eta_bound, metric_constant
+from .estimator import PreciseKernelPCA
 from .certify.psd import CertificationError, PSDCertificate, certify_kernel_psd, certify_psd, require_psd
 from .measures import (
     Measurement,
@@ -37,6 +38,8 @@ from .measures import (
     metric_dissonance,
 )
 
+from .studies import ResultsStore, convergence_curve
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -44,6 +47,9 @@ __all__ = [
     "CertificationError",
     "Measurement",
     "PSDCertificate",
+    "PreciseKernelPCA",
+    "ResultsStore",
+    "convergence_curve",
     "certify_kernel_psd",
     "certify_psd",
     "convergence_onset",

@@ -75,7 +75,7 @@ class MPBackend(Backend):
         return self.scalar(array)
 
     def to_float(self, value) -> float:
-        return float(libmp.to_float(value._mpf_))
+        return float(libmp.to_float(value._mpf_, rnd=libmp.round_nearest))
 
     def exp(self, a):
         return self._exp(a)
