@@ -113,18 +113,31 @@ def main() -> None:
     args = ap.parse_args()
     if args.quick:
         args.sizes, args.tier2_sizes, args.eigsy_max = [60, 200], [60, 200], 100
-    rows = []
     eigsy_time = {}
+    t64s = {}
+    print(f"{'method':<34}{'N':>6}{'tier':>5}{'seconds':>11}{'vs eigsy':>12}{'vs eigh':>10}  digits [reference]",
+          flush=True)
+
+    def row(method, n, tier, t, d):
+        # eigsy time of a larger N is extrapolated as N³ from the largest measured one (marked ≈)
+        if n in eigsy_time:
+            ratio = f"{eigsy_time[n] / t:.1f}x"
+        elif eigsy_time:
+            ref_n = max(eigsy_time)
+            ratio = f"≈{eigsy_time[ref_n] * (n / ref_n) ** 3 / t:.0f}x"
+        else:
+            ratio = "-"
+        print(f"{method:<34}{n:>6}{tier:>5}{t:>11.3f}{ratio:>12}{t / t64s[n]:>9.0f}x  {d}", flush=True)
+
     for n in sorted(set(args.sizes) | set(args.tier2_sizes)):
         bits = gram_bits(n)
         A = gram(n, bits)
         Af = np.vectorize(float, otypes=[float])(A)
-        t64, _ = timed(lambda: np.linalg.eigh(Af), 5)
-        rows.append(("float64 eigh (LAPACK)", n, "-", t64, "-"))
+        t64s[n], _ = timed(lambda: np.linalg.eigh(Af), 5)
         if n <= args.eigsy_max:
-            t_e, _ = timed(lambda: eigsy(A, DPS), 1)
-            eigsy_time[n] = t_e
-            rows.append(("mpmath.eigsy dps 30", n, "-", t_e, "-"))
+            eigsy_time[n], _ = timed(lambda: eigsy(A, DPS), 1)
+            row("mpmath.eigsy dps 30", n, "-", eigsy_time[n], "-")
+        row("float64 eigh (LAPACK)", n, "-", t64s[n], "-")
         refs = {}
         if n <= args.ref_max:
             refs[1] = refs[2] = (*eigsy(A, 2 * DPS + 120), "eigsy")
@@ -136,22 +149,9 @@ def main() -> None:
             if tier not in refs:
                 hi = refine_eigensystem(A, dps=DPS + 60, tier=tier, k=K)
                 refs[tier] = ([v for v in hi.values], [list(hi.vectors[:, c]) for c in range(K)], "self+60")
-            noise = 2.0 ** -(bits - 24)
-            d = digits(res, refs[tier][0], refs[tier][1], tier, noise)
-            rows.append((f"refine tier {tier} ({res.iterations} it, {res.precision_bits_used} b)", n, tier, t,
-                         f"{d} [{refs[tier][2]}]"))
-    ref_n = max(eigsy_time) if eigsy_time else None
-    print(f"{'method':<34}{'N':>6}{'tier':>5}{'seconds':>11}{'vs eigsy':>12}{'vs eigh':>10}  digits [reference]")
-    t64s = {n: t for m, n, _, t, _ in rows if m.startswith("float64")}
-    for method, n, tier, t, d in rows:
-        if n in eigsy_time:
-            ratio = f"{eigsy_time[n] / t:.1f}x"
-        elif ref_n:
-            ratio = f"≈{eigsy_time[ref_n] * (n / ref_n) ** 3 / t:.0f}x"
-        else:
-            ratio = "-"
-        print(f"{method:<34}{n:>6}{tier:>5}{t:>11.3f}{ratio:>12}{t / t64s[n]:>9.0f}x  {d}")
-
+            d = digits(res, refs[tier][0], refs[tier][1], tier, 2.0 ** -(bits - 24))
+            row(f"refine tier {tier} ({res.iterations} it, {res.precision_bits_used} b)", n, tier, t,
+                f"{d} [{refs[tier][2]}]")
 
 if __name__ == "__main__":
     main()

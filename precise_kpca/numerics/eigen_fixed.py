@@ -9,8 +9,6 @@ rounding shift or a float64 read-out is needed.
 """
 from __future__ import annotations
 
-import math
-
 import flint
 import numpy as np
 from mpmath import libmp
@@ -81,7 +79,7 @@ def to_float_array(entries, scale: int, shape) -> np.ndarray:
     Integers longer than about 1000 bits are first shifted (their dropped bits lie below 2**-1000 of the
     largest entry, far below float64 resolution of the entries that matter).
     """
-    longest = max((abs(int(v)).bit_length() for v in _sample(entries)), default=0)
+    longest = max((abs(int(v)).bit_length() for v in _extremes(entries)), default=0)
     t = max(0, longest - _FLOAT_MAX_BITS)
     if t:
         values = np.array([float(v >> t) for v in entries])
@@ -90,9 +88,8 @@ def to_float_array(entries, scale: int, shape) -> np.ndarray:
     return np.ldexp(values, t - scale).reshape(shape)
 
 
-def _sample(entries):
-    # The longest entry sets the pre-shift; scanning every entry's bit length costs as much as the
-    # conversion, so use the maximum of absolute values through flint's fast comparisons.
+def _extremes(entries):
+    # The longest entry is the largest or the smallest: two comparisons passes instead of a bit length each.
     if not entries:
         return []
     return [max(entries), min(entries)]
@@ -110,8 +107,3 @@ def float_to_integers(W: np.ndarray, scale: int) -> list:
 def ratio_to_mpf_tuple(num: int, den: int, prec: int):
     """The ``_mpf_`` tuple of ``num / den`` correctly rounded to ``prec`` bits."""
     return libmp.from_rational(int(num), int(den), prec, libmp.round_nearest)
-
-
-def float_exponent(x: float) -> int:
-    """Binary exponent ``e`` with ``2**(e-1) <= |x| < 2**e`` (0 for x == 0)."""
-    return math.frexp(x)[1] if x else 0
