@@ -13,11 +13,11 @@ import argparse
 import re
 import sys
 
-from . import curves, geometry, onset, prove
+from . import certify, curves, geometry, neighbours, onset, prove, rff_rate
 from ..studies.executors import TaskError
 from .common import UsageError
 
-COMMANDS = [curves, onset, geometry, prove]
+COMMANDS = [curves, onset, geometry, prove, certify, rff_rate, neighbours]
 """Command modules, in ``--help`` order."""
 
 _NEGATIVE_VALUE = re.compile(r"^-\d")
