@@ -27,6 +27,44 @@ __all__ = [
 ]
 
 
+def as_float_matrix(X, *, where: str, name: str = "X") -> np.ndarray:
+    """A 2-D real array as float64, or a ``ValueError`` saying what is wrong and where.
+
+    The input check shared by the feature maps here, :mod:`precise_kpca.approx.rff` and
+    :mod:`precise_kpca.certify.psd`.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Real (bool, integer or float) entries; every entry finite.
+    where : str
+        Caller named at the start of the message (e.g. ``"polynomial_feature_map"``).
+    name : str
+        Name of the argument in the message.
+
+    Returns
+    -------
+    ndarray of float64, shape (n, d)
+
+    Raises
+    ------
+    ValueError
+        ``"{where}: X must be 2-D, got shape ..."``, ``"{where}: X must be real numeric, got dtype ..."``, or
+        ``"{where}: X[i, j] = nan is not finite"`` for the first non-finite entry (0-based).
+    """
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"{where}: {name} must be 2-D, got shape {X.shape}")
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"{where}: {name} must be real numeric, got dtype {X.dtype}")
+    X = X.astype(np.float64)
+    bad = np.argwhere(~np.isfinite(X))
+    if bad.size:
+        i, j = map(int, bad[0])
+        raise ValueError(f"{where}: {name}[{i}, {j}] = {X[i, j]} is not finite")
+    return X
+
+
 def _check_params(d: int, degree: int, gamma, coef0) -> tuple[Fraction, Fraction]:
     if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
         raise ValueError(f"polynomial feature map: the dimension d must be an integer >= 1, got {d!r}")
@@ -124,12 +162,7 @@ def polynomial_feature_map(X, degree: int, gamma=1.0, coef0=1.0) -> np.ndarray:
         ``Φ Φᵀ`` equals the kernel Gram up to float64 rounding (relative to the sum of |terms|, at most
         about (F + p + 2)·eps).
     """
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2:
-        raise ValueError(f"polynomial_feature_map: X must be 2-D (n, d), got shape {X.shape}")
-    if not np.isfinite(X).all():
-        i, j = map(int, np.argwhere(~np.isfinite(X))[0])
-        raise ValueError(f"polynomial_feature_map: X[{i}, {j}] = {X[i, j]} is not finite")
+    X = as_float_matrix(X, where="polynomial_feature_map")
     exponents, weights = polynomial_feature_weights(X.shape[1], degree, gamma, coef0)
     scale = np.sqrt(np.array([float(w) for w in weights]))
     monomials = np.prod(X[:, None, :] ** exponents[None, :, :], axis=2)
@@ -152,10 +185,10 @@ def verify_polynomial_feature_map(X, Y=None, *, degree: int, gamma=1.0, coef0=1.
     bool
         True iff every one of the n·m identities holds exactly (Python ``Fraction`` arithmetic).
     """
-    X = np.asarray(X, dtype=np.float64)
-    Y = X if Y is None else np.asarray(Y, dtype=np.float64)
-    if X.ndim != 2 or Y.ndim != 2 or X.shape[1] != Y.shape[1]:
-        raise ValueError(f"verify_polynomial_feature_map: need 2-D X, Y with equal columns, got {X.shape}, {Y.shape}")
+    X = as_float_matrix(X, where="verify_polynomial_feature_map")
+    Y = X if Y is None else as_float_matrix(Y, where="verify_polynomial_feature_map", name="Y")
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(f"verify_polynomial_feature_map: X and Y need equal columns, got shapes {X.shape} and {Y.shape}")
     exponents, weights = polynomial_feature_weights(X.shape[1], degree, gamma, coef0)
     g, c = Fraction(gamma), Fraction(coef0)
 

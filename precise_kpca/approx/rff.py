@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..feature_maps import as_float_matrix
+
 __all__ = [
     "RandomFourierFeatures",
     "rff_expected_mse",
@@ -81,7 +83,7 @@ class RandomFourierFeatures:
         ----------
         X : array_like, shape (n, d)
         """
-        d = _check_X(X, "fit").shape[1]
+        d = as_float_matrix(X, where="RandomFourierFeatures.fit").shape[1]
         rng = np.random.default_rng(self.random_state)
         n_freq = self.n_components if self.kind == "cos" else self.n_components // 2
         self.frequencies_ = rng.normal(0.0, np.sqrt(2.0 * self.gamma), size=(n_freq, d))
@@ -90,7 +92,7 @@ class RandomFourierFeatures:
 
     def transform(self, X) -> np.ndarray:
         """Features ``z(x)``, shape (n, D); ``z(x)·z(y)`` estimates ``k(x, y)``."""
-        X = _check_X(X, "transform")
+        X = as_float_matrix(X, where="RandomFourierFeatures.transform")
         if not hasattr(self, "frequencies_"):
             raise ValueError("RandomFourierFeatures: call fit before transform")
         if X.shape[1] != self.frequencies_.shape[1]:
@@ -103,16 +105,6 @@ class RandomFourierFeatures:
 
     def fit_transform(self, X) -> np.ndarray:
         return self.fit(X).transform(X)
-
-
-def _check_X(X, where: str) -> np.ndarray:
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2:
-        raise ValueError(f"RandomFourierFeatures.{where}: X must be 2-D (n, d), got shape {X.shape}")
-    if not np.isfinite(X).all():
-        i, j = map(int, np.argwhere(~np.isfinite(X))[0])
-        raise ValueError(f"RandomFourierFeatures.{where}: X[{i}, {j}] = {X[i, j]} is not finite")
-    return X
 
 
 def rff_expected_mse(X, Y, D: int, *, gamma: float, kind: str = "cos") -> float:

@@ -45,6 +45,8 @@ import flint
 import mpmath
 import numpy as np
 
+from ..feature_maps import as_float_matrix
+
 __all__ = [
     "PSDCertificate",
     "CertificationError",
@@ -125,6 +127,33 @@ def _float_up(q: Fraction) -> float:
     return math.nextafter(f, math.inf) if Fraction(f) < q else f
 
 
+def _outward(lo: Fraction, hi: Fraction) -> tuple[float, float]:
+    """Floats enclosing the exact interval [lo, hi]."""
+    return _float_down(lo), _float_up(hi)
+
+
+def _mp_context(bits: int) -> mpmath.MPContext:
+    """A private mpmath context at ``bits`` bits (never the global ``mpmath.mp``)."""
+    ctx = mpmath.MPContext()
+    ctx.prec = bits
+    return ctx
+
+
+def _certificate(inertia: tuple[int, int, int], table: np.ndarray, method: str, precision_bits: int | None,
+                 note: str) -> PSDCertificate:
+    """The certificate of the ascending eigenvalue enclosures ``table`` (n × 2 floats)."""
+    return PSDCertificate(
+        inertia=inertia,
+        min_eigenvalue=(float(table[0][0]), float(table[0][1])),
+        max_eigenvalue=(float(table[-1][0]), float(table[-1][1])),
+        eigenvalue_bounds=table,
+        method=method,
+        precision_bits=precision_bits,
+        n=table.shape[0],
+        note=note,
+    )
+
+
 def _arb_endpoints(x: flint.arb) -> tuple[Fraction, Fraction]:
     """Exact endpoints of an Arb ball as fractions."""
     out = []
@@ -143,16 +172,9 @@ def _check_square_symmetric_shape(shape: tuple[int, ...], where: str) -> int:
     return shape[0]
 
 
-def _float_matrix_to_fmpq(K: np.ndarray) -> flint.fmpq_mat:
-    K = np.asarray(K)
-    if K.dtype.kind not in "fiu":
-        raise ValueError(f"certify_psd: expected a real numeric matrix, got dtype {K.dtype}")
-    K = K.astype(np.float64)
+def _float_matrix_to_fmpq(K) -> flint.fmpq_mat:
+    K = as_float_matrix(K, where="certify_psd", name="K")
     n = _check_square_symmetric_shape(K.shape, "certify_psd")
-    bad = np.argwhere(~np.isfinite(K))
-    if bad.size:
-        i, j = bad[0]
-        raise ValueError(f"certify_psd: entry K[{i}, {j}] = {K[i, j]} is not finite")
     asym = np.argwhere(K != K.T)
     if asym.size:
         i, j = asym[0]
@@ -197,19 +219,10 @@ def _certify_exact_charpoly(A: flint.fmpq_mat, note: str) -> PSDCertificate:
         prec *= 2
     if sum(lo > 0 for lo, _ in balls) != n_pos:  # pragma: no cover - would contradict Descartes' rule
         raise CertificationError("certify_psd: root isolation disagrees with Descartes' rule of signs")
-    bounds += [(_float_down(lo), _float_up(hi)) for lo, hi in balls]
+    bounds += [_outward(lo, hi) for lo, hi in balls]
     bounds.sort()
-    table = np.array(bounds, dtype=float).reshape(n, 2)
-    return PSDCertificate(
-        inertia=(n_pos, n_zero, n_neg),
-        min_eigenvalue=(float(table[0][0]), float(table[0][1])),
-        max_eigenvalue=(float(table[-1][0]), float(table[-1][1])),
-        eigenvalue_bounds=table,
-        method="exact-charpoly",
-        precision_bits=prec,
-        n=n,
-        note=note,
-    )
+    return _certificate((n_pos, n_zero, n_neg), np.array(bounds, dtype=float).reshape(n, 2), "exact-charpoly", prec,
+                        note)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -227,8 +240,7 @@ def _approximate_eigenbasis(mid: np.ndarray | list, bits: int) -> tuple[list, li
     if bits <= 53:
         w, V = np.linalg.eigh(np.asarray(mid, dtype=float))
         return [float(x) for x in w], V.tolist()
-    ctx = mpmath.MPContext()  # private: never touch the global mpmath.mp
-    ctx.prec = bits
+    ctx = _mp_context(bits)
     w, V = ctx.eigsy(ctx.matrix(mid))
     n = len(mid)
     order = sorted(range(n), key=lambda k: w[k])
@@ -270,17 +282,8 @@ def _try_ball_ostrowski(A: flint.arb_mat, mid: list, bits: int, note: str) -> PS
             return None  # the sign of this eigenvalue is not decided at this precision
     # Weyl/Ostrowski enclose λ_k(A) for the k-th smallest d_k; d is sorted ascending.
     n_pos = sum(lo > 0 for lo, _ in bounds)
-    table = np.array([(_float_down(lo), _float_up(hi)) for lo, hi in bounds], dtype=float).reshape(n, 2)
-    return PSDCertificate(
-        inertia=(n_pos, 0, n - n_pos),
-        min_eigenvalue=(float(table[0][0]), float(table[0][1])),
-        max_eigenvalue=(float(table[-1][0]), float(table[-1][1])),
-        eigenvalue_bounds=table,
-        method="ball-ostrowski",
-        precision_bits=max(bits, 53) + 32,
-        n=n,
-        note=note,
-    )
+    table = np.array([_outward(lo, hi) for lo, hi in bounds], dtype=float).reshape(n, 2)
+    return _certificate((n_pos, 0, n - n_pos), table, "ball-ostrowski", max(bits, 53) + 32, note)
 
 
 def _certify_ball(A: flint.arb_mat, note: str, precisions=_BALL_PRECISIONS) -> PSDCertificate | None:
@@ -293,8 +296,7 @@ def _certify_ball(A: flint.arb_mat, note: str, precisions=_BALL_PRECISIONS) -> P
         if bits <= 53:
             mid = [[float(A[i, j].mid()) for j in range(n)] for i in range(n)]
         else:
-            ctx = mpmath.MPContext()
-            ctx.prec = bits
+            ctx = _mp_context(bits)
             mid = [[ctx.ldexp(int(m), int(e)) for m, e in (A[i, j].mid().man_exp() for j in range(n))] for i in range(n)]
         cert = _try_ball_ostrowski(A, mid, bits, note)
         if cert is not None:
@@ -363,16 +365,7 @@ def certify_psd(K, *, method: str = "auto", note: str = "") -> PSDCertificate:
 
 
 def _exact_rows(X) -> list[list[Fraction]]:
-    X = np.asarray(X)
-    if X.ndim != 2:
-        raise ValueError(f"certify_kernel_psd: X must be 2-D (n_samples, n_features), got shape {X.shape}")
-    if X.dtype.kind not in "fiu":
-        raise ValueError(f"certify_kernel_psd: X must be numeric, got dtype {X.dtype}")
-    X = X.astype(np.float64)
-    bad = np.argwhere(~np.isfinite(X))
-    if bad.size:
-        i, j = bad[0]
-        raise ValueError(f"certify_kernel_psd: X[{i}, {j}] = {X[i, j]} is not finite")
+    X = as_float_matrix(X, where="certify_kernel_psd")
     if X.shape[0] == 0:
         raise ValueError("certify_kernel_psd: X has no rows")
     return [[Fraction(float(v)) for v in row] for row in X]
@@ -496,16 +489,7 @@ def certify_kernel_psd(X, kernel: str, *, method: str = "auto", prec: int = 128,
         return cert
     n_pos, _, n_neg = cert.inertia
     table = np.vstack([cert.eigenvalue_bounds[:n_neg], np.zeros((n - u, 2)), cert.eigenvalue_bounds[n_neg:]])
-    return PSDCertificate(
-        inertia=(n_pos, n - u, n_neg),
-        min_eigenvalue=(float(table[0][0]), float(table[0][1])),
-        max_eigenvalue=(float(table[-1][0]), float(table[-1][1])),
-        eigenvalue_bounds=table,
-        method=cert.method + "+duplicate-merge",
-        precision_bits=cert.precision_bits,
-        n=n,
-        note=cert.note,
-    )
+    return _certificate((n_pos, n - u, n_neg), table, cert.method + "+duplicate-merge", cert.precision_bits, cert.note)
 
 
 def require_psd(K, *, what: str = "kernel matrix") -> PSDCertificate:
