@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .paths import user_cache_root
-from .preprocess import preprocess
+from .preprocess import preprocess, to_matrix
 
 
 def openml_cache_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
@@ -112,4 +112,4 @@ def load_openml_named(
     """As :func:`load_openml`, also returning the OpenML name (useful when loading by id)."""
     name, table, targets = fetch_openml_table(name_or_id, cache_dir=cache_dir, version=version)
     frame = preprocess(table, target=targets, categories=categories, missing=missing, name=name)
-    return name, np.ascontiguousarray(frame.to_numpy(dtype=np.float64))
+    return name, to_matrix(frame)

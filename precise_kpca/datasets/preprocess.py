@@ -83,6 +83,22 @@ def preprocess(
     return pd.concat(blocks, axis=1)
 
 
+def to_matrix(frame: pd.DataFrame) -> np.ndarray:
+    """The preprocessed table as the paper's C-contiguous float64 N×d matrix.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Output of :func:`preprocess`.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (N, d), float64, C-contiguous.
+    """
+    return np.ascontiguousarray(frame.to_numpy(dtype=np.float64))
+
+
 def _require_columns(table: pd.DataFrame, wanted: list[str], name: str, role: str) -> None:
     absent = [c for c in wanted if c not in table.columns]
     if absent:

@@ -11,7 +11,7 @@ import pandas as pd
 from .manifest import DatasetInfo, Manifest, read_manifest
 from .openml import load_openml_named
 from .paths import data_dir as resolve_data_dir
-from .preprocess import preprocess
+from .preprocess import preprocess, to_matrix
 from .readers import SUFFIXES, read_table
 
 BUNDLED = {
@@ -151,7 +151,7 @@ def load(
     (178, 13)
     """
     frame = load_frame(name, data_dir=data_dir, categories=categories, missing=missing)
-    return np.ascontiguousarray(frame.to_numpy(dtype=np.float64))
+    return to_matrix(frame)
 
 
 def load_path(
@@ -191,7 +191,7 @@ def load_path(
     table = read_table(path)
     frame = preprocess(table, target=target, categorical=categorical, categories=categories, missing=missing,
                        name=Path(path).name)
-    return np.ascontiguousarray(frame.to_numpy(dtype=np.float64))
+    return to_matrix(frame)
 
 
 def resolve(

@@ -81,10 +81,8 @@ def gaussian_with_outliers(n: int, d: int, *, radius: float, k: int = 1, seed: i
         Bad n, d, k or radius.
     """
     _check(n, d)
-    if not 1 <= k <= n // 20:
-        raise ValueError(f"k must be between 1 and n // 20 = {n // 20} (n = {n}), got {k}")
-    if not (np.isfinite(radius) and radius >= 0):
-        raise ValueError(f"radius must be finite and >= 0, got {radius}")
+    _check_count("k", k, n, 20)
+    _check_finite("radius", radius)
     rng = np.random.default_rng(seed)
     X = unit_median_scale(d) * rng.standard_normal((n, d))
     direction = rng.standard_normal(d)
@@ -121,10 +119,8 @@ def near_duplicates(n: int, d: int, *, delta: float, pairs: int = 1, seed: int =
         Bad n, d, pairs or delta.
     """
     _check(n, d)
-    if not 1 <= pairs <= n // 2:
-        raise ValueError(f"pairs must be between 1 and n // 2 = {n // 2} (n = {n}), got {pairs}")
-    if not (np.isfinite(delta) and delta >= 0):
-        raise ValueError(f"delta must be finite and >= 0, got {delta}")
+    _check_count("pairs", pairs, n, 2)
+    _check_finite("delta", delta)
     base = gaussian(n - pairs, d, seed=seed)
     twins = base[:pairs].copy()
     twins[:, 0] += delta
@@ -162,8 +158,7 @@ def clusters(n: int, d: int, *, spread: float, c: int = 4, seed: int = 0) -> np.
     _check(n, d)
     if c < 3 or d < c:
         raise ValueError(f"need c >= 3 clusters and d >= c dimensions, got c = {c}, d = {d}")
-    if not (np.isfinite(spread) and spread > 0):
-        raise ValueError(f"spread must be finite and > 0, got {spread}")
+    _check_finite("spread", spread, positive=True)
     centres = np.eye(c, d) / np.sqrt(2.0)
     return centres[np.arange(n) % c] + spread * gaussian(n, d, seed=seed)
 
@@ -173,3 +168,15 @@ def _check(n: int, d: int) -> None:
         raise ValueError(f"need n >= 3 rows, got {n}")
     if d < 1:
         raise ValueError(f"need d >= 1 columns, got {d}")
+
+
+def _check_count(name: str, value: int, n: int, divisor: int) -> None:
+    """``1 <= value <= n // divisor``, else a ValueError naming the parameter and the bound."""
+    if not 1 <= value <= n // divisor:
+        raise ValueError(f"{name} must be between 1 and n // {divisor} = {n // divisor} (n = {n}), got {value}")
+
+
+def _check_finite(name: str, value: float, *, positive: bool = False) -> None:
+    """``value`` finite and ``>= 0`` (``> 0`` when ``positive``), else a ValueError naming the parameter."""
+    if not (np.isfinite(value) and (value > 0 if positive else value >= 0)):
+        raise ValueError(f"{name} must be finite and {'>' if positive else '>='} 0, got {value}")
