@@ -29,8 +29,8 @@ import numpy as np
 
 from ..backends import get_backend
 from ..validation import check_data, parse_sigma
-from .kpca import _center_columns, _cross, empirical_kpca, gaussian_bandwidth, nystrom_kpca, rf_kpca, rff_features
-from .rff import RandomFourierFeatures
+from .kpca import (_center_columns, _cross, _draw_landmarks, _unit_features, empirical_kpca, gaussian_bandwidth,
+                   nystrom_kpca, rf_kpca, rff_features)
 
 __all__ = ["ConvergenceStudy", "linear_limit", "large_sigma_convergence", "METHODS"]
 
@@ -100,7 +100,7 @@ def linear_limit(X, *, method: str = "nystrom", n_features: int = 100, random_st
     if method in ("exact", "nystrom"):
         M = C
     else:
-        rff = RandomFourierFeatures(n_features, gamma=0.5, kind=method[3:], random_state=random_state).fit(X)
+        rff = _unit_features(X, n_features, method[3:], random_state)
         W = b.internal(rff.frequencies_)
         if rff.kind == "cos":
             s = np.frompyfunc(b.ctx.sin, 1, 1)(b.internal(rff.phases_))
@@ -124,13 +124,13 @@ def _eigen_at(X, sigma, method, m, n_features, random_state, dps, ell):
         K = _cross(X, X, sigma_x, b)
         res = empirical_kpca(K.deviation, n_components=ell, backend=b)
     elif method == "nystrom":
-        idx = np.sort(np.random.default_rng(random_state).choice(X.shape[0], size=m, replace=False))
+        idx = _draw_landmarks(X.shape[0], m, random_state)
         K_nm = _cross(X, X[idx], sigma_x, b)
         K_mm = K_nm.deviation[idx, :] + K_nm.offset
         # K_mm's eigenvalues reach σ_X^{-2k}: no cut-off, the precision carries them.
         res = nystrom_kpca(K_nm.deviation, K_mm, n_components=ell, rcond=0, backend=b)
     else:
-        rff = RandomFourierFeatures(n_features, gamma=0.5, kind=method[3:], random_state=random_state).fit(X)
+        rff = _unit_features(X, n_features, method[3:], random_state)
         res = rf_kpca(rff_features(X, rff, scale=sigma_x, backend=b), n_components=ell, backend=b)
     return [x * sigma_x * sigma_x for x in res.eigenvalues]
 

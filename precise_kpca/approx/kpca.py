@@ -89,6 +89,13 @@ def _n_components(n_components, limit: int, where: str) -> int:
     return int(n_components)
 
 
+def _result(lam, coefficients, components, total, n: int, b: Backend) -> KPCAResult:
+    """KPCAResult with the training reconstruction error ``(tr(H K H) − (n−1) Σ λ_l) / n`` (None without total)."""
+    if total is None:
+        return KPCAResult(lam, coefficients, components, None, None, b)
+    return KPCAResult(lam, coefficients, components, (total - (n - 1) * lam.sum()) / n, total / n, b)
+
+
 def _center_columns(A: np.ndarray) -> np.ndarray:
     return A - A.sum(axis=0)[None, :] / A.shape[0]
 
@@ -119,9 +126,7 @@ def empirical_kpca(K_dev: np.ndarray, *, n_components=None, backend="float64", d
     w, U = b.eigh(C)
     lam = w[:ell] / (n - 1)
     norms = np.array([b.sqrt(x * (n - 1)) for x in lam], dtype=U.dtype)
-    total = sum(C[i, i] for i in range(n))
-    error = (total - (n - 1) * lam.sum()) / n
-    return KPCAResult(lam, U[:, :ell] / norms[None, :], U[:, :ell] * norms[None, :], error, total / n, b)
+    return _result(lam, U[:, :ell] / norms[None, :], U[:, :ell] * norms[None, :], sum(C[i, i] for i in range(n)), n, b)
 
 
 def nystrom_kpca(K_nm_dev: np.ndarray, K_mm: np.ndarray, *, n_components=None, total=None, rcond=None,
@@ -166,10 +171,7 @@ def nystrom_kpca(K_nm_dev: np.ndarray, K_mm: np.ndarray, *, n_components=None, t
     lam = w / (n - 1)
     beta = R @ U[:, :ell]
     comps = CR @ U[:, :ell]
-    if total is None:
-        return KPCAResult(lam[:ell], beta, comps, None, None, b)
-    error = (total - (n - 1) * lam[:ell].sum()) / n
-    return KPCAResult(lam[:ell], beta, comps, error, total / n, b)
+    return _result(lam[:ell], beta, comps, total, n, b)
 
 
 def rf_kpca(Z: np.ndarray, *, n_components=None, backend="float64", dps=None) -> KPCAResult:
@@ -195,9 +197,7 @@ def rf_kpca(Z: np.ndarray, *, n_components=None, backend="float64", dps=None) ->
     Zc = _center_columns(Z)
     w, V = b.eigh(Zc.T @ Zc)
     lam = w[:ell] / (n - 1)
-    total = (Zc * Zc).sum()
-    error = (total - (n - 1) * lam.sum()) / n
-    return KPCAResult(lam, V[:, :ell], Zc @ V[:, :ell], error, total / n, b)
+    return _result(lam, V[:, :ell], Zc @ V[:, :ell], (Zc * Zc).sum(), n, b)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -221,7 +221,17 @@ def gaussian_bandwidth(X, sigma, *, standardized=True, median="full", backend="f
 def _landmarks(n: int, m: int, random_state) -> np.ndarray:
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 3 <= m <= n:
         raise ValueError(f"NystromKPCA: n_landmarks must be an integer in [3, n={n}], got {m!r}")
+    return _draw_landmarks(n, m, random_state)
+
+
+def _draw_landmarks(n: int, m: int, random_state) -> np.ndarray:
+    """Sorted indices of m of the n points, uniform without replacement from ``default_rng(random_state)``."""
     return np.sort(np.random.default_rng(random_state).choice(n, size=int(m), replace=False))
+
+
+def _unit_features(X: np.ndarray, n_features: int, kind: str, random_state) -> RandomFourierFeatures:
+    """Seeded features with ω ~ N(0, I) (γ = 1/2), to be divided by σ_X in backend arithmetic (``scale=``)."""
+    return RandomFourierFeatures(n_features, gamma=0.5, kind=kind, random_state=random_state).fit(X)
 
 
 def rff_features(X, rff: RandomFourierFeatures, *, scale=None, backend="float64", dps=None) -> np.ndarray:
@@ -238,8 +248,7 @@ def rff_features(X, rff: RandomFourierFeatures, *, scale=None, backend="float64"
     """
     X = check_data(X, min_rows=1)
     b = get_backend(backend, dps)
-    W = b.internal(rff.frequencies_) if not isinstance(b, Float64Backend) else rff.frequencies_
-    proj = b.internal(X) @ W.T if not isinstance(b, Float64Backend) else X @ W.T
+    proj = b.internal(X) @ b.internal(rff.frequencies_).T
     if scale is not None:
         proj = proj / scale
     if isinstance(b, Float64Backend):
@@ -248,8 +257,7 @@ def rff_features(X, rff: RandomFourierFeatures, *, scale=None, backend="float64"
         cos, sin = np.frompyfunc(b.ctx.cos, 1, 1), np.frompyfunc(b.ctx.sin, 1, 1)
     norm = b.sqrt(b.scalar(2) / rff.n_components)
     if rff.kind == "cos":
-        phases = b.internal(rff.phases_) if not isinstance(b, Float64Backend) else rff.phases_
-        return np.asarray(cos(proj + phases[None, :]), dtype=b.dtype) * norm
+        return np.asarray(cos(proj + b.internal(rff.phases_)[None, :]), dtype=b.dtype) * norm
     return np.hstack([np.asarray(cos(proj), dtype=b.dtype), np.asarray(sin(proj), dtype=b.dtype)]) * norm
 
 
@@ -351,7 +359,7 @@ class RFKPCA:
         X = check_data(X)
         b = self.backend
         self.sigma_x_ = gaussian_bandwidth(X, self.sigma, standardized=self.standardized, backend=b)
-        self.rff_ = RandomFourierFeatures(self.n_features, gamma=0.5, kind=self.kind, random_state=self.random_state).fit(X)
+        self.rff_ = _unit_features(X, self.n_features, self.kind, self.random_state)
         Z = rff_features(X, self.rff_, scale=self.sigma_x_, backend=b)
         self._mean = Z.sum(axis=0) / X.shape[0]
         self.result_ = rf_kpca(Z, n_components=self.n_components, backend=b)
