@@ -85,6 +85,14 @@ class Backend(ABC):
     def eigh(self, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Eigenvalues (descending) and orthonormal eigenvectors (columns) of a symmetric matrix."""
 
+    def matmul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """a @ b (backends may override with a faster exact-product scheme)."""
+        return a.dot(b)
+
+    def operator(self, a: np.ndarray):
+        """``a`` prepared for repeated products ``op.dot(b)`` (itself on float64)."""
+        return a
+
     def zeros(self, shape) -> np.ndarray:
         return np.full(shape, self.scalar(0), dtype=self.dtype)
 

@@ -22,12 +22,14 @@ import mpmath
 import numpy as np
 
 from ..backends import Backend, Float64Backend, MPBackend, get_backend
-from ..numerics import eigensystem
+from ..numerics import double_center, eigensystem, gaussian_residual
 from ..validation import check_data, parse_sigma
+from . import structured
 from .measurement import Measurement, agreeing_digits
 from .metric import metric_dissonance_ball, metric_dissonance_value
 from .spectral import (
     LinearSpectrum,
+    linear_groups,
     cka_gap_value,
     eigen_distance,
     eigenvalue_difference_value,
@@ -41,32 +43,65 @@ AGGREGATES = ("mean", "max")
 MAX_DPS = 400
 MAX_ESCALATIONS = 3  # beyond this the problem is ill-posed (e.g. equal eigenvalues), not short of digits
 _ESCALATION_DPS = 20
+_FLOAT64_DIGITS = 13  # what a float64 evaluation can be expected to certify
 _BITS_PER_DIGIT = math.log2(10)
 
 
 def evaluate(X: np.ndarray, name: str, sigma: Fraction, backend: Backend, *, k=1, tau=1e-6,
-             aggregate="mean", median="full"):
-    """One evaluation of a measure on one backend: (value, f(0)) as backend scalars (no certification)."""
+             aggregate="mean", median="full", eigensolver_only=False):
+    """One evaluation of a measure on one backend: (value, f(0), path) — no certification.
+
+    ``path`` is ``"structured"`` (L + E without an eigensolver on the full Gram, see
+    :mod:`precise_kpca.measures.structured`), ``"eigensolver"`` (full eigensystem of σ_X² H K_G H at the
+    backend's precision, where E is too large for the structured expansion) or ``"elementwise"``.
+    """
     if name == "metric":
-        return metric_dissonance_value(X, sigma, backend, median), backend.scalar(1)
+        return metric_dissonance_value(X, sigma, backend, median), backend.scalar(1), "elementwise"
     linear = LinearSpectrum(X, backend)
-    scaled = scaled_gaussian_gram(X, sigma, backend, linear)
     if name == "cka":
         L = linear.gram()
         n = X.shape[0]
         trace = sum(L[i, i] for i in range(n))
         cka_at_zero = trace / (backend.sqrt(backend.scalar(n - 1)) * backend.sqrt((L * L).sum()))
-        return cka_gap_value(backend, scaled, L), 1 - cka_at_zero
-    system = eigensystem(scaled)
+        return cka_gap_value(backend, scaled_gaussian_gram(X, sigma, backend, linear), L), 1 - cka_at_zero, "elementwise"
+    at_zero = backend.scalar(1)
+    if name == "eigenprojection":
+        at_zero = eigen_distance(backend, identity_basis(backend, X.shape[0], k), linear, k, tau, aggregate)
+    if not backend.naive and not eigensolver_only:
+        ps = structured.perturbed_spectrum(X, sigma, backend, k, median)
+        if ps.applicable:
+            if name == "eigenvalue":
+                return structured.eigenvalue_difference(ps), at_zero, "structured"
+            if name == "pc":
+                return structured.pc_dissonance(ps, k), at_zero, "structured"
+            return structured.eigen_distance(ps, k, tau, aggregate), at_zero, "structured"
+    scaled = scaled_gaussian_gram(X, sigma, backend, linear)
+    system = eigensystem(scaled, k=min(X.shape[0], max(k, 1) + 1))
     values = backend.internal(system.values)
     vectors = backend.internal(system.vectors)
+    if name != "eigenvalue":
+        _check_vectors_defined(backend, values, linear, k, tau)
     if name == "eigenvalue":
-        return eigenvalue_difference_value(values, linear), backend.scalar(1)
+        return eigenvalue_difference_value(values, linear), at_zero, "eigensolver"
     if name == "pc":
-        return pc_dissonance_value(backend, values, vectors, linear, k), backend.scalar(1)
-    value = eigen_distance(backend, vectors, linear, k, tau, aggregate)
-    at_zero = eigen_distance(backend, identity_basis(backend, X.shape[0], k), linear, k, tau, aggregate)
-    return value, at_zero
+        return pc_dissonance_value(backend, values, vectors, linear, k), at_zero, "eigensolver"
+    return eigen_distance(backend, vectors, linear, k, tau, aggregate), at_zero, "eigensolver"
+
+
+def _check_vectors_defined(b: Backend, values, linear, k, tau):
+    """Eigenvectors of a repeated eigenvalue are arbitrary: refuse to measure angles to them.
+
+    Every group boundary of Algorithm 1 among the top k must separate Gaussian eigenvalues by more than
+    10^(−dps/2)·‖A‖; otherwise two evaluations could agree on an arbitrary basis and "certify" it.
+    """
+    floor = abs(values[0]) * b.scalar(10) ** (-(b.dps // 2))
+    for start, stop in linear_groups(linear.values, k, tau):
+        for edge in (start, stop):
+            if 0 < edge < len(values) and not values[edge - 1] - values[edge] > floor:
+                raise ArithmeticError(
+                    f"Gaussian eigenvalues {edge - 1} and {edge} coincide to {b.dps // 2} digits: their "
+                    "eigenvectors (and the angles measured to them) are not determined"
+                )
 
 
 def measure(X, name: str, sigma, *, k: int = 1, digits: int = 10, backend="auto", dps=None, tau=1e-6,
@@ -103,7 +138,7 @@ def measure(X, name: str, sigma, *, k: int = 1, digits: int = 10, backend="auto"
     k_field = k if name in ("eigenprojection", "pc") else None
     if backend == "float64-naive":
         b = get_backend("float64-naive")
-        value, at_zero = evaluate(X, name, exact_sigma, b, **options)
+        value, at_zero, _ = evaluate(X, name, exact_sigma, b, **options)
         return _result(name, exact_sigma, k_field, b, value, at_zero, 0,
                        "uncertified: the paper's float64 computation (exp, then center)", start)
     if name == "metric" and backend in ("auto", "arb"):
@@ -141,43 +176,73 @@ def _metric_rigorous(X, sigma, digits, median, start) -> Measurement:
                    "rigorous: python-flint arb balls on exact integer data (diameter pair)", start, name_backend="arb")
 
 
-def predicted_loss_digits(X: np.ndarray, sigma: Fraction) -> float:
-    """Digits the eigen measures lose to cancellation: 2·log10 σ (the O(σ⁻²) differences) plus the
-    conditioning log10(λ_1/λ_r) of the linear eigenvectors built from the d×d problem."""
+def predicted_loss_digits(X: np.ndarray, sigma: Fraction, median: str = "full") -> float:
+    """Digits a full eigensolver loses on the eigen measures: they are E-sized differences of eigenpairs of
+    L + E known to eps·‖L‖, so about log10(λ_1 / ‖E‖_F) (E from a cheap float64 evaluation)."""
+    float64 = Float64Backend()
+    try:
+        E = double_center(gaussian_residual(X, sigma, backend=float64, median=median)).deviation
+    except ValueError:  # σ beyond the float64 range: E is far below ‖L‖·eps, bound the loss by σ instead
+        log10_sigma = (math.log2(sigma.numerator) - math.log2(sigma.denominator)) * math.log10(2)
+        return 2 * log10_sigma + 10
     centered = X - X.mean(axis=0)
-    spectrum = np.linalg.eigvalsh(centered.T @ centered)
-    positive = spectrum[spectrum > X.shape[0] * 2.0**-52 * spectrum.max()]
-    conditioning = math.log10(positive.max() / positive.min()) if len(positive) else 0.0
-    log10_sigma = (math.log2(sigma.numerator) - math.log2(sigma.denominator)) * math.log10(2)
-    return max(0.0, 2 * log10_sigma) + conditioning
+    top = np.linalg.eigvalsh(centered.T @ centered).max()
+    return max(0.0, math.log10(top / max(float(np.sqrt((E * E).sum())), 1e-300))) + 1
 
 
 def _auto(X, name, sigma, digits, options, k_field, start) -> Measurement:
-    need = digits + predicted_loss_digits(X, sigma) + 4
-    if need <= 13:
-        first: Backend = Float64Backend()
-    else:
-        first = MPBackend(int(math.ceil(need)) + 6)
+    """Structured path where it applies (float64 E, certified by an mp twin); else a full eigensolver at the
+    precision the predicted cancellation needs."""
+    float64 = Float64Backend()
+    if name != "cka":
+        try:
+            value, _, path = evaluate(X, name, sigma, float64, **options)
+        except ArithmeticError:
+            value, path = None, "eigensolver"  # decided again, at higher precision, below
+        if path == "structured":
+            if digits <= _FLOAT64_DIGITS:
+                second = MPBackend(max(30, digits + 15))
+                return _by_agreement(X, name, sigma, float64, second, digits, options, k_field, start,
+                                     escalate=True, first_value=value)
+            first = MPBackend(digits + 10)
+            return _by_agreement(X, name, sigma, first, MPBackend(first.dps + _ESCALATION_DPS), digits, options,
+                                 k_field, start, escalate=True)
+    need = digits + predicted_loss_digits(X, sigma, options["median"]) + 4
+    first: Backend = float64 if need <= _FLOAT64_DIGITS else MPBackend(int(math.ceil(need)) + 6)
     second = MPBackend(max(first.dps, 15) + _ESCALATION_DPS)
     return _by_agreement(X, name, sigma, first, second, digits, options, k_field, start, escalate=True)
 
 
-def _by_agreement(X, name, sigma, first, second, digits, options, k_field, start, *, escalate) -> Measurement:
-    v1, _ = evaluate(X, name, sigma, first, **options)
+def _by_agreement(X, name, sigma, first, second, digits, options, k_field, start, *, escalate,
+                  first_value=None) -> Measurement:
+    try:
+        v1 = first_value if first_value is not None else evaluate(X, name, sigma, first, **options)[0]
+    except ArithmeticError as exc:
+        return _undetermined(name, sigma, k_field, first, exc, start)
     escalations = 0
     while True:
-        v2, at_zero = evaluate(X, name, sigma, second, **options)
+        try:
+            v2, at_zero, path = evaluate(X, name, sigma, second, **options)
+        except ArithmeticError as exc:
+            return _undetermined(name, sigma, k_field, second, exc, start)
         agree = min(agreeing_digits(first.export(v1), second.export(v2)) - 1, first.dps)
         if agree >= digits or not escalate or escalations == MAX_ESCALATIONS or second.dps + _ESCALATION_DPS > MAX_DPS:
             break
         escalations += 1
         first, v1 = second, v2
         second = MPBackend(second.dps + _ESCALATION_DPS)
-    method = f"agreement of evaluations at {first.name}(dps={first.dps}) and mp(dps={second.dps})"
+    method = f"agreement of {path} evaluations at {first.name}(dps={first.dps}) and mp(dps={second.dps})"
     if agree < digits:
         method = f"FAILED to certify {digits} digits ({max(agree, 0)} certified): " + method
         warnings.warn(f"{name} at sigma={sigma}: {method}", RuntimeWarning, stacklevel=3)
     return _result(name, sigma, k_field, second, v2, at_zero, max(agree, 0), method, start)
+
+
+def _undetermined(name, sigma, k, b: Backend, reason: Exception, start) -> Measurement:
+    method = f"FAILED to certify: the value is not determined ({reason})"
+    warnings.warn(f"{name} at sigma={sigma}: {method}", RuntimeWarning, stacklevel=4)
+    return Measurement(measure=name, sigma=sigma, k=k, value=math.nan, normalized=math.nan, certified_digits=0,
+                       backend=b.name, dps=b.dps, method=method, seconds=time.perf_counter() - start)
 
 
 def _result(name, sigma, k, b: Backend, value, at_zero, certified, method, start, name_backend=None) -> Measurement:

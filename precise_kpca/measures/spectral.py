@@ -13,43 +13,8 @@ import numpy as np
 
 from ..backends import Backend, Float64Backend
 from ..numerics import double_center, gaussian_gram, gaussian_residual
-from ..numerics.exact import ExactData
+from ..numerics.linear_spectrum import LinearSpectrum
 from ..numerics.matrix import SymmetricMatrix
-
-
-class LinearSpectrum:
-    """Eigen-decomposition of the centered linear Gram L = X_c X_cᵀ via the d×d matrix X_cᵀ X_c.
-
-    Attributes
-    ----------
-    centered : ndarray, shape (N, d)
-        X_c = X − mean, in backend arithmetic (exact integers rounded once on mp).
-    values : ndarray, shape (N,)
-        Descending eigenvalues of L: the r nonzero ones, then exact zeros.
-    vectors : ndarray, shape (N, r)
-        Orthonormal eigenvectors of the nonzero eigenvalues.
-    """
-
-    def __init__(self, X: np.ndarray, backend: Backend):
-        b = self.backend = backend
-        n = X.shape[0]
-        if isinstance(b, Float64Backend):
-            centered = X - X.mean(axis=0)
-        else:
-            exact = ExactData.from_float64(X)
-            scaled = n * exact.mantissas - exact.mantissas.sum(axis=0)[None, :]  # N·X_c, exact
-            centered = b.from_scaled_integers(scaled, exact.exp2) / n
-        self.centered = centered
-        small_values, q = b.eigh(centered.T.dot(centered))
-        floor = n * b.eps * abs(small_values[0])
-        rank = sum(1 for v in small_values if v > floor)
-        self.rank = rank
-        self.vectors = centered.dot(q[:, :rank]) / b.sqrt(small_values[:rank])[None, :]
-        self.values = np.concatenate([small_values[:rank], np.array([b.scalar(0)] * (n - rank), dtype=b.dtype)])
-
-    def gram(self) -> np.ndarray:
-        """L = X_c X_cᵀ, shape (N, N)."""
-        return self.centered.dot(self.centered.T)
 
 
 def scaled_gaussian_gram(X, sigma, backend: Backend, linear: LinearSpectrum) -> SymmetricMatrix:

@@ -66,7 +66,7 @@ class _Prepared:
             s = b.scalar(exact_sigma)
         except OverflowError:
             raise ValueError(f"sigma={sigma!r} exceeds the float64 range; use backend='mp'") from None
-        d_x = median_distance(self.sq, b, check_median(median)) if standardized else None
+        d_x = median_distance(self.sq, b, check_median(median), self.exact) if standardized else None
         sigma_x = s * d_x if standardized else s
         return Bandwidth(exact_sigma, sigma_x, d_x)
 

@@ -1,0 +1,233 @@
+"""Eigenpairs of A = L + E where L = X_c X_cᵀ has low rank r and E is small, without forming A − L.
+
+The scaled Gaussian Gram is σ_X² H K_G H = L + E with E = H G H = O(σ⁻²) (Lemma 2). Its eigenvalues minus
+the linear ones, and its eigenvectors' angles to the linear ones, are O(σ⁻²): a general eigensolver on A
+loses log10(‖L‖/‖E‖) digits to cancellation. Here the linear part is exact (the d×d problem of
+:class:`~precise_kpca.numerics.linear_spectrum.LinearSpectrum`, at a precision that covers that loss) and only
+E-sized quantities are ever formed, so E may be held in float64 without losing relative accuracy.
+
+In the basis [W, P₀] (W: linear eigenvectors, P₀ = I − WWᵀ the projector on null(L)):
+
+    A ≅ [[Λ + F, Yᵀ], [Y, S₀]],   F = WᵀEW,  Y = P₀EW,  S₀ = P₀EP₀.
+
+* Top eigenpairs (i < r): with the resolvent expanded as (μ − S₀)⁻¹ = Σₙ S₀ⁿ/μⁿ⁺¹ (‖S₀‖ < μ), the
+  eigenvalue μ_i = λ_i + δ_i solves (Λ + P(μ)) x = μ x with P(μ) = F + Σₙ μ^{−n−1} Yᵀ S₀ⁿ Y; δ_i and the
+  components x_j (j ≠ i, x_i = 1) come from a fixed point that only divides E-sized numbers by gaps
+  λ_i − λ_j. The eigenvector is v_i = W x + z, z = Σₙ μ^{−n−1} S₀ⁿ Y x, orthogonal to W.
+* Null-block eigenvalues ν solve ν ∈ eig(S₀ − Y(Λ + F − ν)⁻¹Yᵀ); only the largest is needed (Eq. 18's
+  ∞-norm pairs it with a zero linear eigenvalue). float64 uses a Lanczos solver; mp refines float64 Ritz
+  vectors by block subspace iteration and Rayleigh–Ritz in mp.
+
+The method applies when ‖E‖ is well below the smallest nonzero linear eigenvalue and the gaps between the top
+ones (:attr:`PerturbedSpectrum.applicable`); otherwise callers fall back to a full eigensolver.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse.linalg
+
+from ..backends import Backend, Float64Backend
+from .linear_spectrum import LinearSpectrum
+
+# ‖E‖_F must stay below this fraction of λ_r and of the top gaps: the Neumann series and the fixed point then
+# contract by at least 4× per step.
+_CONTRACTION = 0.25
+_MAX_FIXED_POINT_STEPS = 200
+_NULL_RITZ_BLOCK = 4
+_NULL_FIXED_POINT_STEPS = 4
+
+
+class PerturbedSpectrum:
+    """Eigen-structure of L + E relative to L's (see module docstring).
+
+    Parameters
+    ----------
+    linear : LinearSpectrum
+        Linear eigen-decomposition at high precision (its backend should carry at least
+        ``digits + log10(λ_1/‖E‖)`` digits).
+    E : ndarray, shape (N, N)
+        Symmetric perturbation with E·1 = 0 (double centered), in ``backend``'s arithmetic.
+    backend : Backend
+        Arithmetic of E and of every E-sized quantity computed here.
+    k : int
+        Number of top eigenvectors wanted.
+
+    Attributes
+    ----------
+    applicable : bool
+        False when ‖E‖ is too large for the expansion; then nothing else is computed.
+    shifts : list
+        δ_i = μ_i − λ_i for the r nonzero linear eigenvalues (backend scalars).
+    null_top : scalar
+        Largest eigenvalue of the null block (pairs with a zero linear eigenvalue).
+    coords : list of (x, z)
+        For i < k: v_i = W x + z with x_i = 1 (x: r-vector, z: N-vector orthogonal to W).
+    """
+
+    def __init__(self, linear: LinearSpectrum, E: np.ndarray, backend: Backend, k: int):
+        b = self.backend = backend
+        self.linear = linear
+        lb = linear.backend
+        r = self.rank = linear.rank
+        if not 1 <= k <= r:
+            raise ValueError(f"k={k} must be between 1 and the rank {r} of the centered linear Gram")
+        self.W = _convert(lb, b, linear.vectors)
+        self.lam = [_convert_scalar(lb, b, v) for v in linear.values[:r]]
+        self.gap = [[_convert_scalar(lb, b, linear.values[i] - linear.values[j]) for j in range(r)] for i in range(r)]
+        self.E = E
+        self.E_op = b.operator(E)
+        e_norm = _to_float(b, b.sqrt((E * E).sum()))
+        smallest_gap = min((abs(_to_float(b, self.gap[i][j])) for i in range(r) for j in range(r) if i != j),
+                           default=math.inf)
+        lam_r = _to_float(b, self.lam[-1])
+        self.applicable = e_norm <= _CONTRACTION * min(lam_r, smallest_gap)
+        if not self.applicable:
+            return
+        EW = self.E_op.dot(self.W)
+        F = self.W.T.dot(EW)
+        self.F = (F + F.T) / 2
+        Y = EW - self.W.dot(self.F)
+        # Neumann terms: (‖S₀‖/μ)^(n+1) ≤ (e_norm/λ_r)^(n+1) below the working eps.
+        ratio = max(e_norm / lam_r, 2.0**-1000)
+        terms = max(1, math.ceil(math.log(b.eps / 16) / math.log(ratio)))
+        self.krylov = [Y]
+        for _ in range(terms - 1):
+            self.krylov.append(self._null_apply(self.krylov[-1]))
+        self.moments = [Y.T.dot(K) for K in self.krylov]
+        self.Y = Y
+        self.shifts, self.coords = [], []
+        for i in range(r):
+            delta, x = self._top_pair(i)
+            self.shifts.append(delta)
+            if i < k:
+                mu = self.lam[i] + delta
+                z = sum(K.dot(x) / mu ** (n + 1) for n, K in enumerate(self.krylov))
+                self.coords.append((x, z))
+        self.null_top = self._null_top()
+        if not self.null_top < self.lam[-1] + self.shifts[-1]:
+            self.applicable = False  # a null-block eigenvalue overtook λ_r: Eq. 18's pairing changes
+
+    # --- the top block --------------------------------------------------------------------------------
+    def _project_null(self, V: np.ndarray) -> np.ndarray:
+        b = self.backend
+        return V - b.matmul(self.W, b.matmul(self.W.T, V))
+
+    def _null_apply(self, V: np.ndarray) -> np.ndarray:
+        """S₀ V = P₀ E P₀ V."""
+        return self._project_null(self.E_op.dot(self._project_null(V)))
+
+    def _perturbation(self, mu) -> np.ndarray:
+        """P(μ) = F + Σₙ μ^{−n−1} Yᵀ S₀ⁿ Y, symmetric r×r."""
+        P = self.F + sum(M / mu ** (n + 1) for n, M in enumerate(self.moments))
+        return (P + P.T) / 2
+
+    def _top_pair(self, i: int):
+        b, r = self.backend, self.rank
+        x = np.array([b.scalar(int(j == i)) for j in range(r)], dtype=b.dtype)
+        delta = self.F[i, i]
+        for _ in range(_MAX_FIXED_POINT_STEPS):
+            P = self._perturbation(self.lam[i] + delta)
+            Px = P.dot(x)
+            new_x = x.copy()
+            for j in range(r):
+                if j != i:
+                    new_x[j] = (Px[j] - P[j, j] * x[j]) / (self.gap[i][j] + delta - P[j, j])
+            new_delta = P[i].dot(new_x)
+            settled = abs(new_delta - delta) <= 4 * b.eps * abs(new_delta) and all(
+                abs(a - c) <= 4 * b.eps * (1 + abs(c)) for a, c in zip(new_x, x))
+            x, delta = new_x, new_delta
+            if settled:
+                return delta, x
+        raise ArithmeticError(f"eigenvalue {i}: the perturbation fixed point did not settle")
+
+    # --- the null block -------------------------------------------------------------------------------
+    def _schur_apply(self, V: np.ndarray, nu) -> np.ndarray:
+        """(S₀ − Y(Λ + F − ν)⁻¹Yᵀ) V."""
+        b = self.backend
+        shifted = self.F.copy()
+        for j in range(self.rank):
+            shifted[j, j] = shifted[j, j] + self.lam[j] - nu
+        coupling = _solve(b, shifted, self.Y.T.dot(V))
+        return self._null_apply(V) - self.Y.dot(coupling)
+
+    def _null_top(self):
+        b = self.backend
+        nu = b.scalar(0)
+        for _ in range(_NULL_FIXED_POINT_STEPS):
+            nu = self._largest_null_eigenvalue(nu)
+        return nu
+
+    def _largest_null_eigenvalue(self, nu):
+        b = self.backend
+        n = self.E.shape[0]
+        count = min(_NULL_RITZ_BLOCK, n - self.rank - 1)
+        if count < 1:
+            return b.scalar(0)
+        if isinstance(b, Float64Backend):
+            op = scipy.sparse.linalg.LinearOperator(
+                (n, n), matvec=lambda v: self._schur_apply(v.reshape(n, 1), nu).ravel(), dtype=float)
+            values, vectors = scipy.sparse.linalg.eigsh(op, k=count, which="LA", tol=0,
+                                                        v0=np.ones(n) / math.sqrt(n) + 1e-3 * np.arange(n) / n)
+            self._ritz_start = vectors
+            return float(values.max())
+        start = getattr(self, "_ritz_start", None)
+        if start is None:
+            start = self._ritz_start = self._float64_ritz_start(nu, count)
+        V = _orthonormal(b, self._project_null(b.internal(start)))
+        for _ in range(2):
+            AV = self._schur_apply(V, nu)
+            H = V.T.dot(AV)
+            values, vectors = b.eigh((H + H.T) / 2)
+            V = _orthonormal(b, AV.dot(vectors))
+        self._ritz_start = V  # the next fixed-point step on ν starts from these vectors
+        AV = self._schur_apply(V, nu)
+        H = V.T.dot(AV)
+        return b.eigh((H + H.T) / 2)[0][0]
+
+    def _float64_ritz_start(self, nu, count):
+        """Float64 Ritz vectors of the null block: the starting block of the mp subspace iteration."""
+        b = self.backend
+        f = Float64Backend()
+        twin = PerturbedSpectrum.__new__(PerturbedSpectrum)
+        twin.backend, twin.rank = f, self.rank
+        twin.W = _convert(b, f, self.W)
+        twin.E = twin.E_op = _convert(b, f, self.E)
+        twin.F = _convert(b, f, self.F)
+        twin.Y = _convert(b, f, self.Y)
+        twin.lam = [b.to_float(v) for v in self.lam]
+        twin._largest_null_eigenvalue(b.to_float(nu))
+        return twin._ritz_start
+
+
+def _solve(b: Backend, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    if isinstance(b, Float64Backend):
+        return scipy.linalg.solve(A, B, assume_a="sym")
+    ctx = b.ctx
+    inverse = ctx.inverse(ctx.matrix(A.tolist()))  # r×r: small
+    return np.array(inverse.tolist(), dtype=object).dot(B)
+
+
+def _orthonormal(b: Backend, V: np.ndarray) -> np.ndarray:
+    """Columns orthonormalized (modified Gram–Schmidt, twice for stability)."""
+    V = V.copy()
+    for _ in range(2):
+        for j in range(V.shape[1]):
+            for i in range(j):
+                V[:, j] = V[:, j] - V[:, i].dot(V[:, j]) * V[:, i]
+            V[:, j] = V[:, j] / b.sqrt(V[:, j].dot(V[:, j]))
+    return V
+
+
+def _to_float(b: Backend, x) -> float:
+    return float(x) if isinstance(b, Float64Backend) else b.to_float(x)
+
+
+def _convert_scalar(source: Backend, target: Backend, x):
+    return target.internal(source.export(x))
+
+
+def _convert(source: Backend, target: Backend, array: np.ndarray) -> np.ndarray:
+    return target.internal(source.export(array))
