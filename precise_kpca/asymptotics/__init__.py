@@ -1,6 +1,8 @@
-"""σ → ∞ constants of Theorems 2 and 3 (sharp metric constant 1/8, first-order spectral limits)."""
+"""σ → ∞ constants of Theorems 2 and 3 (sharp metric constant 1/8, first-order spectral limits) and the
+η-tightness study (issue 5)."""
 from .constants import (
     METRIC_LIMIT,
+    CheckedLimits,
     Constant,
     FirstOrder,
     eigenprojection_constant,
@@ -8,10 +10,13 @@ from .constants import (
     eta_bound,
     metric_constant,
 )
+from .eccentricity import ExactEccentricity
 
 __all__ = [
     "METRIC_LIMIT",
+    "CheckedLimits",
     "Constant",
+    "ExactEccentricity",
     "FirstOrder",
     "eigenprojection_constant",
     "eigenvalue_constant",

@@ -4,17 +4,10 @@ Theorem 2 (metric). The relative metric dissonance is R(v) = 1 − √((1 − e^
 theorem2), so C(σ) = R / (ρ/σ)² increases with σ to the sharp constant 1/8 for every data set, while the
 paper's bound is (ρ/σ)² η with η = diameter / minimum nonzero distance ≥ 1.
 
-Theorem 3 (spectra). σ_X² H K_G H = L + ε² M + O(ε⁴), ε = 1/σ_X, M = H D^{∘2} H / 8 (proofs/perturbation).
-First-order perturbation theory gives, with w_i, λ_i the linear eigenpairs (simple) and P₀ the projector on
-null(L):
-
-* eigenvalue shifts ε² w_iᵀ M w_i (i ≤ rank), and the null eigenvalues split into ε²·eig(P₀ M P₀);
-* eigenvector angles ε² ‖Σ_{j≠i} (w_jᵀ M w_i)/(λ_i − λ_j) w_j + P₀ M w_i / λ_i‖.
-
-With σ_X = d_X σ, σ² × (Eq. 18) → max(|w_iᵀMw_i|, λ_max(P₀MP₀)) / (d_X² λ_1) and σ² × EigenDist → the mean (or
-max) over the top-k groups of the angle coefficients / d_X². Linear eigenpairs and M are evaluated on the mp
-backend from exact data; the top eigenvalue of the (N − rank)-dimensional block P₀MP₀ in float64 (it is
-well conditioned relative to its own norm, so float64 gives it to ~14 digits).
+Theorem 3 (spectra). σ_X² H K_G H = L + ε² M + O(ε⁴), ε = 1/σ_X (see :mod:`.first_order`). With σ_X = d_X σ,
+σ² × (Eq. 18) → max(|shifts|, λ_max|P₀MP₀|) / (d_X² λ_1) and σ² × EigenDist → the mean (or max) over the
+top-k groups of ‖T_g‖₂ / d_X². Digits of the limits are certified by agreement of two evaluations
+(:func:`.first_order.checked_pair` names them in ``Constant.method``).
 """
 from __future__ import annotations
 
@@ -22,19 +15,21 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+import flint
 import mpmath
-import numpy as np
 
-from ..backends import MPBackend
 from ..measures import Measurement, measure
-from ..measures.spectral import LinearSpectrum, linear_groups
-from ..numerics.centering import center_array
-from ..numerics.exact import ExactData
-from ..numerics.geometry import geometry, median_distance
+from ..measures.spectral import linear_groups
+from ..numerics.geometry import geometry
 from ..validation import check_data, parse_sigma
+from .eccentricity import ExactEccentricity
+from .first_order import FirstOrder, agreeing_digits, checked_pair
+
+__all__ = ["METRIC_LIMIT", "CheckedLimits", "Constant", "FirstOrder", "eigenprojection_constant",
+           "eigenvalue_constant", "eta_bound", "metric_constant"]
 
 METRIC_LIMIT = Fraction(1, 8)
-_DPS = 40
+_FLOAT_DIGITS = 14  # a float64 evaluation is reported with at most 14 digits, whatever the agreement
 
 
 @dataclass(frozen=True)
@@ -47,64 +42,68 @@ class Constant:
     method: str
 
 
-def _rho_over_sigma_squared(X, sigma: Fraction) -> float:
-    return geometry(X).eccentricity ** 2 / float(sigma) ** 2
-
-
 def metric_constant(X, sigma=math.inf, *, digits: int = 12) -> Constant:
-    """C(σ) = relative metric dissonance (Eq. 17) / (ρ/σ)²; ``sigma=math.inf`` gives the limit 1/8 (exact)."""
+    """C(σ) = relative metric dissonance (Eq. 17) / (ρ/σ)²; ``sigma=math.inf`` gives the limit 1/8 (exact).
+
+    The dissonance is the certified measure (arb balls); ρ² is enclosed in arb from exact squared distances.
+    """
     X = check_data(X)
     if sigma == math.inf:
         return Constant("metric", float(METRIC_LIMIT), 16, "exact limit 1/8 (proofs: theorem2)")
     m = measure(X, "metric", sigma, digits=digits)
-    value = float(m.value) / _rho_over_sigma_squared(X, parse_sigma(sigma))
-    return Constant("metric", value, min(m.certified_digits, 15), m.method + "; ρ from float64 geometry")
+    s = parse_sigma(sigma)
+    with flint.ctx.workprec(128):
+        rho2 = ExactEccentricity(X).rho_squared()
+        ctx = mpmath.MPContext()
+        ctx.prec = 128
+        man, exp = rho2.mid().man_exp()
+        rho2_mpf = ctx.make_mpf(mpmath.libmp.from_man_exp(int(man), int(exp)))
+        ratio = ctx.mpf(m.value) / rho2_mpf * s.numerator**2 / s.denominator**2
+    return Constant("metric", float(ratio), min(m.certified_digits, 15), m.method + "; ρ² exact (arb)")
 
 
 def eta_bound(X, sigma) -> float:
     """Theorem 2's bound on the relative metric dissonance: (ρ/σ)² η, η = diameter / min nonzero distance."""
     X = check_data(X)
     g = geometry(X)
-    return _rho_over_sigma_squared(X, parse_sigma(sigma)) * g.eta_nonzero
+    s = parse_sigma(sigma)
+    return g.eccentricity**2 * float(s.denominator**2 / Fraction(s.numerator**2)) * g.eta_nonzero
 
 
-class FirstOrder:
-    """First-order (ε²) perturbation data of σ_X² H K_G H around L, from exact data on the mp backend.
+class CheckedLimits:
+    """σ → ∞ limits of Theorem 3's measures from a float64 :class:`FirstOrder` and its certifying twin.
 
-    Attributes
+    Parameters
     ----------
-    linear : LinearSpectrum
-    shifts : list of mpf
-        w_iᵀ M w_i for the nonzero linear eigenvalues.
-    null_top : float
-        λ_max(P₀ M P₀).
-    angle_coefficients : list of mpf
-        ‖Σ_{j≠i} (w_jᵀMw_i)/(λ_i − λ_j) w_j + P₀Mw_i/λ_i‖ for i < rank.
-    d_x2 : mpf
-        Squared median distance.
+    X : array_like, shape (N, d)
+    mp_max_n : int, optional
+        Largest N checked against the mp path (see :func:`.first_order.checked_pair`).
     """
 
-    def __init__(self, X: np.ndarray, dps: int = _DPS):
-        b = self.backend = MPBackend(dps)
-        exact = ExactData.from_float64(X)
-        sq = b.from_scaled_integers(exact.squared_distance_integers, 2 * exact.exp2)
-        self.d_x2 = median_distance(sq, b) ** 2
-        M = center_array(sq * sq) / 8
-        linear = self.linear = LinearSpectrum(X, b)
-        W, lam = linear.vectors, linear.values
-        r = linear.rank
-        MW = M.dot(W)
-        coupling = W.T.dot(MW)  # w_jᵀ M w_i
-        self.shifts = [coupling[i, i] for i in range(r)]
-        outside = MW - W.dot(coupling)  # P₀ M w_i (M kills 1, so P₀ = I − WWᵀ on its range)
-        self.angle_coefficients = []
-        for i in range(r):
-            inside = sum((coupling[j, i] / (lam[i] - lam[j])) ** 2 for j in range(r) if j != i)
-            self.angle_coefficients.append(b.sqrt(inside + outside[:, i].dot(outside[:, i]) / lam[i] ** 2))
-        Mf = np.vectorize(b.to_float, otypes=[float])(M)
-        Wf = np.vectorize(b.to_float, otypes=[float])(W)
-        P = np.eye(len(Mf)) - Wf @ Wf.T
-        self.null_top = float(np.linalg.eigvalsh(P @ Mf @ P)[-1])
+    def __init__(self, X, **options):
+        self.primary, self.reference, self.method = checked_pair(X, **options)
+
+    def _constant(self, name: str, compute) -> Constant:
+        value, check = compute(self.primary), compute(self.reference)
+        digits = min(_FLOAT_DIGITS, max(0, agreeing_digits(value, check) - 1))
+        return Constant(name, value, digits, "first-order perturbation; " + self.method)
+
+    def eigenvalue(self) -> Constant:
+        """lim σ² × Eq. 18."""
+        return self._constant("eigenvalue", FirstOrder.eigenvalue_coefficient)
+
+    def eigenprojection(self, k: int = 1, *, tau: float = 1e-6, aggregate: str = "mean") -> Constant:
+        """lim σ² × EigenDist over the top-k linear eigenvalues, grouped as in Algorithm 1."""
+        rank = self.primary.rank
+        if k > rank:
+            raise ValueError(f"k={k} exceeds the rank {rank} of the centered linear Gram")
+
+        def compute(first: FirstOrder) -> float:
+            groups = linear_groups(first.values, k, tau)
+            angles = [first.angle_coefficient(start, stop) / first.d_x2 for start, stop in groups]
+            return max(angles) if aggregate == "max" else sum(angles) / len(angles)
+
+        return self._constant("eigenprojection", compute)
 
 
 def eigenvalue_constant(X, sigma=math.inf, *, digits: int = 10) -> Constant:
@@ -112,30 +111,20 @@ def eigenvalue_constant(X, sigma=math.inf, *, digits: int = 10) -> Constant:
     X = check_data(X)
     if sigma != math.inf:
         return _scaled_measure(X, "eigenvalue", sigma, 1, digits)
-    first = FirstOrder(X)
-    b = first.backend
-    top = max(max(abs(s) for s in first.shifts), b.scalar(first.null_top))
-    value = top / (first.d_x2 * first.linear.values[0])
-    return Constant("eigenvalue", b.to_float(value), 12,
-                    "first-order perturbation (exact data, mp; null block in float64)")
+    return CheckedLimits(X).eigenvalue()
 
 
 def eigenprojection_constant(X, k: int = 1, sigma=math.inf, *, tau: float = 1e-6, aggregate: str = "mean",
                              digits: int = 10) -> Constant:
-    """σ² × EigenDist (Algorithm 1, radians) over the top-k eigenvalues; ``sigma=math.inf`` for the limit."""
+    """σ² × EigenDist (Algorithm 1, radians) over the top-k eigenvalues; ``sigma=math.inf`` for the limit.
+
+    Exactly repeated linear eigenvalues are allowed when Algorithm 1's groups keep them together (the limit
+    is then the group's total eigenprojection); a k that splits such a cluster raises ``ValueError``.
+    """
     X = check_data(X)
     if sigma != math.inf:
         return _scaled_measure(X, "eigenprojection", sigma, k, digits)
-    first = FirstOrder(X)
-    b = first.backend
-    if k > first.linear.rank:
-        raise ValueError(f"k={k} exceeds the rank {first.linear.rank} of the centered linear Gram")
-    groups = linear_groups(first.linear.values, k, tau)
-    if any(stop - start > 1 for start, stop in groups):
-        raise ValueError("repeated linear eigenvalues among the top k: the first-order limit needs simple ones")
-    angles = [first.angle_coefficients[start] / first.d_x2 for start, _ in groups]
-    value = max(angles) if aggregate == "max" else sum(angles) / len(angles)
-    return Constant("eigenprojection", b.to_float(value), 12, "first-order perturbation (exact data, mp)")
+    return CheckedLimits(X).eigenprojection(k, tau=tau, aggregate=aggregate)
 
 
 def _scaled_measure(X, name, sigma, k, digits) -> Constant:
