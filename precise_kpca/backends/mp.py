@@ -134,8 +134,9 @@ class MPBackend(Backend):
                 break
             j += 1
         acc = np.full(u.shape, coefficients[-1], dtype=object)
+        neg_u = -u
         for c in reversed(coefficients[:-1]):
-            acc = acc * -u + c
+            acc = acc * neg_u + c
         return u * u * acc
 
     def eigh(self, a):

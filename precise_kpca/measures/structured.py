@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..backends import Backend, MPBackend
+from ..backends import Backend, MPBackend, get_backend
 from ..numerics import double_center, gaussian_residual
 from ..numerics.linear_spectrum import LinearSpectrum
 from ..numerics.perturbed_spectrum import PerturbedSpectrum
@@ -49,11 +49,25 @@ def linear_spectrum(X: np.ndarray, dps: int) -> LinearSpectrum:
 
 
 def perturbed_spectrum(X: np.ndarray, sigma, backend: Backend, k: int, median: str = "full") -> PerturbedSpectrum:
-    """Structured spectrum of σ_X² H K_G H = L + E at bandwidth σ, E in ``backend``'s arithmetic."""
+    """Structured spectrum of σ_X² H K_G H = L + E at bandwidth σ, E in ``backend``'s arithmetic.
+
+    Cached (the last two) per data set, σ, backend and precision: the eigen measures at one σ share it.
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    rank_bound = min(X.shape)
+    return _perturbed_cached(X.tobytes(), X.shape, sigma, backend.name, backend.dps, median,
+                             min(rank_bound, max(k, _MIN_VECTORS)))
+
+
+@lru_cache(maxsize=2)
+def _perturbed_cached(data: bytes, shape: tuple, sigma, backend_name: str, dps: int, median: str,
+                      k: int) -> PerturbedSpectrum:
+    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+    backend = get_backend(backend_name, None if backend_name != "mp" else dps)
     E = double_center(gaussian_residual(X, sigma, backend=backend, median=median)).deviation
     e_norm = backend.to_float(backend.sqrt((E * E).sum()))
     linear = linear_spectrum(X, linear_dps(X, e_norm, backend.dps))
-    return PerturbedSpectrum(linear, E, backend, min(linear.rank, max(k, _MIN_VECTORS)))
+    return PerturbedSpectrum(linear, E, backend, min(linear.rank, k))
 
 
 def eigenvalue_difference(ps: PerturbedSpectrum):

@@ -144,51 +144,66 @@ class PerturbedSpectrum:
         raise ArithmeticError(f"eigenvalue {i}: the perturbation fixed point did not settle")
 
     # --- the null block -------------------------------------------------------------------------------
-    def _schur_apply(self, V: np.ndarray, nu) -> np.ndarray:
-        """(S₀ − Y(Λ + F − ν)⁻¹Yᵀ) V."""
+    def _schur_apply(self, V: np.ndarray, coupling_inverse: np.ndarray) -> np.ndarray:
+        """(S₀ − Y(Λ + F − ν)⁻¹Yᵀ) V, with (Λ + F − ν)⁻¹ given."""
         b = self.backend
+        return self._null_apply(V) - b.matmul(self.Y, coupling_inverse.dot(b.matmul(self.Y.T, V)))
+
+    def _coupling_inverse(self, nu) -> np.ndarray:
         shifted = self.F.copy()
         for j in range(self.rank):
             shifted[j, j] = shifted[j, j] + self.lam[j] - nu
-        coupling = _solve(b, shifted, self.Y.T.dot(V))
-        return self._null_apply(V) - self.Y.dot(coupling)
+        return _inverse(self.backend, shifted)
 
     def _null_top(self):
+        """Largest ν with ν ∈ eig(S(ν)): a fixed point in ν (S depends on ν only through an O(‖E‖²/λ_r²)
+        term, so two steps settle it), each step a Ritz value."""
         b = self.backend
-        nu = b.scalar(0)
-        for _ in range(_NULL_FIXED_POINT_STEPS):
-            nu = self._largest_null_eigenvalue(nu)
+        if isinstance(b, Float64Backend):
+            nu = 0.0
+            for _ in range(_NULL_FIXED_POINT_STEPS):
+                nu = self._ritz_float64(nu)
+            return nu
+        nu = b.scalar(self._float64_twin_top())
+        for _ in range(2):
+            nu = self._ritz_mp(nu)
         return nu
 
-    def _largest_null_eigenvalue(self, nu):
-        b = self.backend
+    def _ritz_float64(self, nu) -> float:
         n = self.E.shape[0]
         count = min(_NULL_RITZ_BLOCK, n - self.rank - 1)
         if count < 1:
-            return b.scalar(0)
-        if isinstance(b, Float64Backend):
-            op = scipy.sparse.linalg.LinearOperator(
-                (n, n), matvec=lambda v: self._schur_apply(v.reshape(n, 1), nu).ravel(), dtype=float)
-            values, vectors = scipy.sparse.linalg.eigsh(op, k=count, which="LA", tol=0,
-                                                        v0=np.ones(n) / math.sqrt(n) + 1e-3 * np.arange(n) / n)
-            self._ritz_start = vectors
-            return float(values.max())
+            return 0.0
+        inverse = self._coupling_inverse(nu)
+        op = scipy.sparse.linalg.LinearOperator(
+            (n, n), matvec=lambda v: self._schur_apply(v.reshape(n, 1), inverse).ravel(), dtype=float)
         start = getattr(self, "_ritz_start", None)
-        if start is None:
-            start = self._ritz_start = self._float64_ritz_start(nu, count)
-        V = _orthonormal(b, self._project_null(b.internal(start)))
-        for _ in range(2):
-            AV = self._schur_apply(V, nu)
-            H = V.T.dot(AV)
-            values, vectors = b.eigh((H + H.T) / 2)
-            V = _orthonormal(b, AV.dot(vectors))
-        self._ritz_start = V  # the next fixed-point step on ν starts from these vectors
-        AV = self._schur_apply(V, nu)
-        H = V.T.dot(AV)
-        return b.eigh((H + H.T) / 2)[0][0]
+        v0 = start[:, 0] if start is not None else np.ones(n) / math.sqrt(n) + 1e-3 * np.arange(n) / n
+        values, vectors = scipy.sparse.linalg.eigsh(op, k=count, which="LA", tol=0, v0=v0)
+        self._ritz_start = vectors
+        return float(values.max())
 
-    def _float64_ritz_start(self, nu, count):
-        """Float64 Ritz vectors of the null block: the starting block of the mp subspace iteration."""
+    def _ritz_mp(self, nu):
+        """One block subspace-iteration step from the current Ritz vectors, then Rayleigh–Ritz in mp.
+
+        The float64 Ritz vectors are accurate to ~1e-16; a Ritz value's error is quadratic in that, and each
+        step multiplies it by the (small) ratio of the block's next eigenvalue to its top one."""
+        b = self.backend
+        inverse = self._coupling_inverse(nu)
+        V = self._project_null(b.internal(self._ritz_start))
+        AV = self._schur_apply(V, inverse)
+        V = self._project_null(AV)
+        AV = self._schur_apply(V, inverse)
+        gram = V.T.dot(V)
+        values, vectors = b.eigh((gram + gram.T) / 2)
+        half = vectors / b.sqrt(values)[None, :]  # gram^{-1/2} up to an orthogonal factor
+        H = half.T.dot(V.T.dot(AV)).dot(half)
+        ritz_values, ritz_vectors = b.eigh((H + H.T) / 2)
+        self._ritz_start = V.dot(half.dot(ritz_vectors))
+        return ritz_values[0]
+
+    def _float64_twin_top(self) -> float:
+        """The float64 fixed point of the null block, whose Ritz vectors start the mp iteration."""
         b = self.backend
         f = Float64Backend()
         twin = PerturbedSpectrum.__new__(PerturbedSpectrum)
@@ -198,27 +213,16 @@ class PerturbedSpectrum:
         twin.F = _convert(b, f, self.F)
         twin.Y = _convert(b, f, self.Y)
         twin.lam = [b.to_float(v) for v in self.lam]
-        twin._largest_null_eigenvalue(b.to_float(nu))
-        return twin._ritz_start
+        nu = twin._null_top()
+        self._ritz_start = twin._ritz_start
+        return nu
 
 
-def _solve(b: Backend, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+def _inverse(b: Backend, A: np.ndarray) -> np.ndarray:
+    """Inverse of a small (r×r) matrix."""
     if isinstance(b, Float64Backend):
-        return scipy.linalg.solve(A, B, assume_a="sym")
-    ctx = b.ctx
-    inverse = ctx.inverse(ctx.matrix(A.tolist()))  # r×r: small
-    return np.array(inverse.tolist(), dtype=object).dot(B)
-
-
-def _orthonormal(b: Backend, V: np.ndarray) -> np.ndarray:
-    """Columns orthonormalized (modified Gram–Schmidt, twice for stability)."""
-    V = V.copy()
-    for _ in range(2):
-        for j in range(V.shape[1]):
-            for i in range(j):
-                V[:, j] = V[:, j] - V[:, i].dot(V[:, j]) * V[:, i]
-            V[:, j] = V[:, j] / b.sqrt(V[:, j].dot(V[:, j]))
-    return V
+        return scipy.linalg.inv(A)
+    return np.array(b.ctx.inverse(b.ctx.matrix(A.tolist())).tolist(), dtype=object)
 
 
 def _to_float(b: Backend, x) -> float:
