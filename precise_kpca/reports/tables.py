@@ -189,7 +189,7 @@ def table_two(onset_frame: pd.DataFrame, data: dict[str, StudyData]) -> pd.DataF
                 continue
             o = found.iloc[0]
             expected = printed[column] if printed else math.nan
-            row = dict(dataset=name, column=_label(measure, k), measure=measure, k=k, paper=expected,
+            row = dict(dataset=name, column=_label(measure, k), measure=measure, k=k, paper=float(expected),
                        paper_rho=printed[0] if printed else math.nan, rho=item.rho, n=item.X.shape[0],
                        subsampled=item.subsampled, ours_paper=o["paper"], ours_naive=o["naive"],
                        ours_extended=o["extended"])
