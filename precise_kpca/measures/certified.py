@@ -17,6 +17,7 @@ import math
 import time
 import warnings
 from fractions import Fraction
+from functools import lru_cache
 
 import mpmath
 import numpy as np
@@ -75,17 +76,32 @@ def evaluate(X: np.ndarray, name: str, sigma: Fraction, backend: Backend, *, k=1
             if name == "pc":
                 return structured.pc_dissonance(ps, k), at_zero, "structured"
             return structured.eigen_distance(ps, k, tau, aggregate), at_zero, "structured"
-    scaled = scaled_gaussian_gram(X, sigma, backend, linear)
-    system = eigensystem(scaled, k=min(X.shape[0], max(k, 1) + 1))
-    values = backend.internal(system.values)
-    vectors = backend.internal(system.vectors)
-    if name != "eigenvalue":
+    values, vectors = _full_eigensystem(X, sigma, backend, linear, max(k, _SHARED_VECTORS) + 1)
+    if name != "eigenvalue" and not backend.naive:  # the naive overlay reports what float64 gives, uncertified
         _check_vectors_defined(backend, values, linear, k, tau)
     if name == "eigenvalue":
         return eigenvalue_difference_value(values, linear), at_zero, "eigensolver"
     if name == "pc":
         return pc_dissonance_value(backend, values, vectors, linear, k), at_zero, "eigensolver"
     return eigen_distance(backend, vectors, linear, k, tau, aggregate), at_zero, "eigensolver"
+
+
+_SHARED_VECTORS = 5  # eigenvectors kept per cached eigensystem, so measures with k <= 5 share it
+
+
+def _full_eigensystem(X, sigma, backend: Backend, linear, k: int):
+    """All eigenvalues and the top-k eigenvectors of σ_X² H K_G H (backend form), cached per σ and backend."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    return _full_eigensystem_cached(X.tobytes(), X.shape, sigma, backend.name, backend.dps, min(k, X.shape[0]))
+
+
+@lru_cache(maxsize=2)
+def _full_eigensystem_cached(data, shape, sigma, backend_name, dps, k):
+    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+    backend = get_backend(backend_name, dps if backend_name == "mp" else None)
+    scaled = scaled_gaussian_gram(X, sigma, backend, LinearSpectrum(X, backend))
+    system = eigensystem(scaled, k=k)
+    return backend.internal(system.values), backend.internal(system.vectors)
 
 
 def _check_vectors_defined(b: Backend, values, linear, k, tau):
@@ -207,9 +223,10 @@ def _auto(X, name, sigma, digits, options, k_field, start) -> Measurement:
             first = MPBackend(digits + 10)
             return _by_agreement(X, name, sigma, first, MPBackend(first.dps + _ESCALATION_DPS), digits, options,
                                  k_field, start, escalate=True)
-    need = digits + predicted_loss_digits(X, sigma, options["median"]) + 4
+    need = digits + predicted_loss_digits(X, sigma, options["median"])
+    # Optimistic on purpose: the second evaluation checks the first, and a shortfall escalates.
     first: Backend = float64 if need <= _FLOAT64_DIGITS else MPBackend(int(math.ceil(need)) + 6)
-    second = MPBackend(max(first.dps, 15) + _ESCALATION_DPS)
+    second = MPBackend(max(30, int(math.ceil(need)) + 12, first.dps + 10))
     return _by_agreement(X, name, sigma, first, second, digits, options, k_field, start, escalate=True)
 
 

@@ -196,7 +196,9 @@ class PerturbedSpectrum:
         AV = self._schur_apply(V, inverse)
         gram = V.T.dot(V)
         values, vectors = b.eigh((gram + gram.T) / 2)
-        half = vectors / b.sqrt(values)[None, :]  # gram^{-1/2} up to an orthogonal factor
+        # Directions the iteration has (nearly) annihilated carry no information: keep the rest.
+        keep = [j for j, g in enumerate(values) if g > len(values) * 16 * b.eps * values[0]]
+        half = vectors[:, keep] / b.sqrt(values[keep])[None, :]  # gram^{-1/2} on the kept span
         H = half.T.dot(V.T.dot(AV)).dot(half)
         ritz_values, ritz_vectors = b.eigh((H + H.T) / 2)
         self._ritz_start = V.dot(half.dot(ritz_vectors))
