@@ -166,19 +166,23 @@ def _fixed_point(a: np.ndarray, bits: int) -> tuple[list, int]:
 
 
 class FixedPointOperator:
-    """A matrix of an :class:`MPBackend` kept in fixed-point integer form for repeated exact products."""
+    """A matrix of an :class:`MPBackend` kept in fixed-point integer form for repeated exact products.
 
-    def __init__(self, a: np.ndarray, backend: MPBackend):
+    Built from an object array ``a`` (converted on first use) or, by subclasses, directly from integers.
+    """
+
+    def __init__(self, a: np.ndarray | None, backend: MPBackend, shape: tuple[int, int] | None = None):
         self.a = a
         self.backend = backend
-        self.bits = backend.prec + _PRODUCT_GUARD_BITS + a.shape[1].bit_length()
+        self.shape = a.shape if a is not None else shape
+        self.bits = backend.prec + _PRODUCT_GUARD_BITS + self.shape[1].bit_length()
         self._integers = None
 
     def dot(self, b: np.ndarray) -> np.ndarray:
         a, backend = self.a, self.backend
         b = np.asarray(b, dtype=object)
         matrix_b = b.reshape(b.shape[0], -1)
-        if a.shape[0] * a.shape[1] * matrix_b.shape[1] < _SMALL_PRODUCT:
+        if a is not None and a.shape[0] * a.shape[1] * matrix_b.shape[1] < _SMALL_PRODUCT:
             return a.dot(b)
         if self._integers is None:
             ints, exp2 = _fixed_point(a, self.bits)
@@ -188,4 +192,4 @@ class FixedPointOperator:
         product = ia * flint.fmpz_mat(*matrix_b.shape, ib)
         make, prec, exp2 = backend.ctx.make_mpf, backend.prec, ea + eb
         entries = [make(libmp.from_man_exp(int(v), exp2, prec, libmp.round_nearest)) for v in product.entries()]
-        return np.array(entries, dtype=object).reshape(a.shape[:1] + b.shape[1:])
+        return np.array(entries, dtype=object).reshape(self.shape[:1] + b.shape[1:])

@@ -58,8 +58,8 @@ def evaluate(X: np.ndarray, name: str, sigma: Fraction, backend: Backend, *, k=1
     """
     if name == "metric":
         return metric_dissonance_value(X, sigma, backend, median), backend.scalar(1), "elementwise"
-    linear = LinearSpectrum(X, backend)
     if name == "cka":
+        linear = LinearSpectrum(X, backend)
         L = linear.gram()
         n = X.shape[0]
         trace = sum(L[i, i] for i in range(n))
@@ -67,7 +67,7 @@ def evaluate(X: np.ndarray, name: str, sigma: Fraction, backend: Backend, *, k=1
         return cka_gap_value(backend, scaled_gaussian_gram(X, sigma, backend, linear), L), 1 - cka_at_zero, "elementwise"
     at_zero = backend.scalar(1)
     if name == "eigenprojection":
-        at_zero = eigen_distance(backend, identity_basis(backend, X.shape[0], k), linear, k, tau, aggregate)
+        at_zero = _eigen_distance_at_zero(X, backend, k, tau, aggregate)
     if not backend.naive and not eigensolver_only:
         ps = structured.perturbed_spectrum(X, sigma, backend, k, median)
         if ps.applicable:
@@ -76,6 +76,7 @@ def evaluate(X: np.ndarray, name: str, sigma: Fraction, backend: Backend, *, k=1
             if name == "pc":
                 return structured.pc_dissonance(ps, k), at_zero, "structured"
             return structured.eigen_distance(ps, k, tau, aggregate), at_zero, "structured"
+    linear = LinearSpectrum(X, backend)
     values, vectors = _full_eigensystem(X, sigma, backend, linear, max(k, _SHARED_VECTORS) + 1)
     if name != "eigenvalue" and not backend.naive:  # the naive overlay reports what float64 gives, uncertified
         _check_vectors_defined(backend, values, linear, k, tau)
@@ -84,6 +85,20 @@ def evaluate(X: np.ndarray, name: str, sigma: Fraction, backend: Backend, *, k=1
     if name == "pc":
         return pc_dissonance_value(backend, values, vectors, linear, k), at_zero, "eigensolver"
     return eigen_distance(backend, vectors, linear, k, tau, aggregate), at_zero, "eigensolver"
+
+
+def _eigen_distance_at_zero(X, backend: Backend, k, tau, aggregate):
+    """EigenDist(I, w, λ) of Eq. 19's normalization: σ-independent, cached per data set and backend."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    return _at_zero_cached(X.tobytes(), X.shape, backend.name, backend.dps, k, tau, aggregate)
+
+
+@lru_cache(maxsize=16)
+def _at_zero_cached(data, shape, backend_name, dps, k, tau, aggregate):
+    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+    backend = get_backend(backend_name, dps if backend_name == "mp" else None)
+    linear = LinearSpectrum(X, backend)
+    return eigen_distance(backend, identity_basis(backend, X.shape[0], k), linear, k, tau, aggregate)
 
 
 _SHARED_VECTORS = 5  # eigenvectors kept per cached eigensystem, so measures with k <= 5 share it

@@ -17,6 +17,7 @@ from ..backends import Backend, MPBackend, get_backend
 from ..numerics import double_center, gaussian_residual
 from ..numerics.linear_spectrum import LinearSpectrum
 from ..numerics.perturbed_spectrum import PerturbedSpectrum
+from ..numerics.residual_series import SERIES_LIMIT, ResidualSeries
 from .spectral import linear_groups
 
 _LINEAR_DPS_STEP = 20  # round linear precisions up to a multiple of this, so the cache is reused across σ
@@ -64,10 +65,23 @@ def _perturbed_cached(data: bytes, shape: tuple, sigma, backend_name: str, dps: 
                       k: int) -> PerturbedSpectrum:
     X = np.frombuffer(data, dtype=np.float64).reshape(shape)
     backend = get_backend(backend_name, None if backend_name != "mp" else dps)
-    E = double_center(gaussian_residual(X, sigma, backend=backend, median=median)).deviation
-    e_norm = backend.to_float(backend.sqrt((E * E).sum()))
+    E = None
+    if isinstance(backend, MPBackend):
+        series = _series_cached(data, shape, dps, median)
+        if series.u_max(backend.scalar(sigma) * series.median_distance) <= SERIES_LIMIT:
+            E = series.operator(sigma)
+            e_norm = E.frobenius
+    if E is None:
+        E = double_center(gaussian_residual(X, sigma, backend=backend, median=median)).deviation
+        e_norm = backend.to_float(backend.sqrt((E * E).sum()))
     linear = linear_spectrum(X, linear_dps(X, e_norm, backend.dps))
     return PerturbedSpectrum(linear, E, backend, min(linear.rank, k))
+
+
+@lru_cache(maxsize=2)
+def _series_cached(data: bytes, shape: tuple, dps: int, median: str) -> ResidualSeries:
+    """The σ-independent series pieces of E for one data set (mp only): E(σ) at C speed for large σ."""
+    return ResidualSeries(np.frombuffer(data, dtype=np.float64).reshape(shape), MPBackend(dps), median)
 
 
 def eigenvalue_difference(ps: PerturbedSpectrum):

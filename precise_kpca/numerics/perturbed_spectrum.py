@@ -48,8 +48,9 @@ class PerturbedSpectrum:
     linear : LinearSpectrum
         Linear eigen-decomposition at high precision (its backend should carry at least
         ``digits + log10(λ_1/‖E‖)`` digits).
-    E : ndarray, shape (N, N)
-        Symmetric perturbation with E·1 = 0 (double centered), in ``backend``'s arithmetic.
+    E : ndarray, shape (N, N), or operator
+        Symmetric perturbation with E·1 = 0 (double centered), in ``backend``'s arithmetic; or an operator
+        with ``dot``, ``shape``, ``frobenius`` (float) and ``to_float64()``.
     backend : Backend
         Arithmetic of E and of every E-sized quantity computed here.
     k : int
@@ -77,9 +78,14 @@ class PerturbedSpectrum:
         self.W = _convert(lb, b, linear.vectors)
         self.lam = [_convert_scalar(lb, b, v) for v in linear.values[:r]]
         self.gap = [[_convert_scalar(lb, b, linear.values[i] - linear.values[j]) for j in range(r)] for i in range(r)]
-        self.E = E
-        self.E_op = b.operator(E)
-        e_norm = _to_float(b, b.sqrt((E * E).sum()))
+        if isinstance(E, np.ndarray):
+            self.E_op, self.n = b.operator(E), E.shape[0]
+            e_norm = _to_float(b, b.sqrt((E * E).sum()))
+            self._E_float64 = lambda: _convert(b, Float64Backend(), E)
+        else:  # an operator with dot, shape, frobenius and to_float64 (e.g. residual_series.SeriesOperator)
+            self.E_op, self.n = E, E.shape[0]
+            e_norm = E.frobenius
+            self._E_float64 = E.to_float64
         smallest_gap = min((abs(_to_float(b, self.gap[i][j])) for i in range(r) for j in range(r) if i != j),
                            default=math.inf)
         lam_r = _to_float(b, self.lam[-1])
@@ -96,7 +102,7 @@ class PerturbedSpectrum:
         self.krylov = [Y]
         for _ in range(terms - 1):
             self.krylov.append(self._null_apply(self.krylov[-1]))
-        self.moments = [Y.T.dot(K) for K in self.krylov]
+        self.moments = [b.matmul(Y.T, K) for K in self.krylov]
         self.Y = Y
         self.shifts, self.coords = [], []
         for i in range(r):
@@ -170,7 +176,7 @@ class PerturbedSpectrum:
         return nu
 
     def _ritz_float64(self, nu) -> float:
-        n = self.E.shape[0]
+        n = self.n
         count = min(_NULL_RITZ_BLOCK, n - self.rank - 1)
         if count < 1:
             return 0.0
@@ -211,7 +217,8 @@ class PerturbedSpectrum:
         twin = PerturbedSpectrum.__new__(PerturbedSpectrum)
         twin.backend, twin.rank = f, self.rank
         twin.W = _convert(b, f, self.W)
-        twin.E = twin.E_op = _convert(b, f, self.E)
+        twin.E_op = self._E_float64()
+        twin.n = self.n
         twin.F = _convert(b, f, self.F)
         twin.Y = _convert(b, f, self.Y)
         twin.lam = [b.to_float(v) for v in self.lam]
