@@ -48,15 +48,18 @@ _DPS = 40
 
 
 class LinearExact:
-    """Nonzero eigenpairs of L from the exact d×d integer matrix A = (N X_c)ᵀ(N X_c), in mp with bounds.
+    """Nonzero eigenpairs of L from an exact integer matrix, in mp with rigorous bounds.
+
+    A = (N X_c)ᵀ(N X_c) (d×d) when d ≤ N, else (N X_c)(N X_c)ᵀ (N×N): the smaller one, with L's nonzero
+    eigenvalues λ_i = a_i · 2^(2e) / N².
 
     Attributes
     ----------
     scaled : ndarray of int, shape (N, d)
         N X_c / 2^e, exact integers.
     a_values : ndarray of mpf, shape (r,)
-        Eigenvalues of A (descending); λ_i(L) = a_i · 2^(2e) / N².
-    q : ndarray of mpf, shape (d, r)
+        Nonzero eigenvalues of A (descending).
+    q : ndarray of mpf, shape (d, r) or (N, r)
         Their unit eigenvectors.
     rank : int
         Eigenvalues whose error bound separates them from 0.
@@ -69,9 +72,12 @@ class LinearExact:
         n, d = X.shape
         self.n, self.exp2 = n, exact.exp2
         self.scaled = n * exact.mantissas - exact.mantissas.sum(axis=0)[None, :]
-        product = flint.fmpz_mat(self.scaled.T.tolist()) * flint.fmpz_mat(self.scaled.tolist())
+        self.rows_side = d > n
+        S = flint.fmpz_mat(self.scaled.tolist())
+        product = S * S.transpose() if self.rows_side else S.transpose() * S
+        size = min(n, d)
         entries = [mpmath.mp.make_mpf(mpmath.libmp.from_int(int(v))) for v in product.entries()]
-        system = refine_eigensystem(np.array(entries, dtype=object).reshape(d, d), dps=dps, tier=1, k=d)
+        system = refine_eigensystem(np.array(entries, dtype=object).reshape(size, size), dps=dps, tier=1, k=size)
         bounds = system.value_error_bounds
         self.rank = sum(1 for v, e in zip(system.values, bounds) if v > 2 * e)
         if self.rank == 0:
@@ -83,6 +89,20 @@ class LinearExact:
     def lambda_scale(self) -> Fraction:
         """The factor 2^(2e)/N² turning eigenvalues of A into eigenvalues of L."""
         return Fraction(2) ** (2 * self.exp2) / self.n**2
+
+    def vectors(self, backend: MPBackend | None = None) -> np.ndarray:
+        """W, shape (N, r): unit eigenvectors of L, in float64 (``backend=None``) or the mp backend."""
+        if backend is None:
+            if self.rows_side:
+                return np.array([[float(v) for v in row] for row in self.q])
+            basis = np.array([[float(v / mpmath.sqrt(a)) for v, a in zip(row, self.a_values)] for row in self.q])
+            return np.array(self.scaled, dtype=np.float64) @ basis  # columns orthonormal to ~u·√(λ_1/λ_i)
+        b = backend
+        if self.rows_side:
+            return b.internal(self.q)
+        inv_root = np.array([[b.scalar(v) / b.sqrt(b.scalar(a)) for v, a in zip(row, self.a_values)]
+                             for row in self.q], dtype=object)
+        return b.matmul(b.from_scaled_integers(self.scaled, 0), inv_root)  # (N X_c) Q A^{-1/2}
 
 
 def _clusters(values, bounds) -> list[tuple[int, int]]:
@@ -139,8 +159,7 @@ class FirstOrder:
     # -- the two evaluations -------------------------------------------------------------------------------
     def _evaluate_float64(self, X, linear: LinearExact) -> None:
         lam = np.array([float(a) for a in linear.a_values]) * float(linear.lambda_scale())
-        basis = np.array([[float(v / mpmath.sqrt(a)) for v, a in zip(row, linear.a_values)] for row in linear.q])
-        W = np.array(linear.scaled, dtype=np.float64) @ basis  # columns orthonormal to ~u·√(λ_1/λ_i)
+        W = linear.vectors()
         D2W = np.empty_like(W)
         for start in range(0, self.n, _BLOCK_ROWS):
             block = cdist(X[start:start + _BLOCK_ROWS], X, "sqeuclidean")
@@ -157,9 +176,7 @@ class FirstOrder:
         exact = ExactData.from_float64(X)
         sq = b.from_scaled_integers(exact.squared_distance_integers, 2 * exact.exp2)
         M = center_array(sq * sq) / 8
-        inv_root = np.array([[b.scalar(v) / b.sqrt(b.scalar(a)) for v, a in zip(row, linear.a_values)]
-                             for row in linear.q], dtype=object)
-        W = b.from_scaled_integers(linear.scaled, 0).dot(inv_root)  # (N X_c) Q A^{-1/2}: unit columns
+        W = linear.vectors(b)
         lam = np.array([b.scalar(a) * b.scalar(linear.lambda_scale()) for a in linear.a_values], dtype=object)
         MW = b.matmul(M, W)
         C = b.matmul(W.T, MW)
