@@ -10,7 +10,7 @@ from .constants import (
     eta_bound,
     metric_constant,
 )
-from .eccentricity import ExactEccentricity
+from ..numerics.exact_geometry import ExactEccentricity
 
 __all__ = [
     "METRIC_LIMIT",

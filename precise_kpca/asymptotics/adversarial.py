@@ -21,7 +21,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from ..measures import measure
-from .eccentricity import ExactEccentricity
+from ..numerics.exact_geometry import ExactEccentricity
 from .first_order import FirstOrder
 
 LIMIT_LOG2_SIGMA = 20

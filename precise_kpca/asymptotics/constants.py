@@ -22,7 +22,7 @@ from ..measures import Measurement, measure
 from ..measures.spectral import linear_groups
 from ..numerics.geometry import geometry
 from ..validation import check_data, parse_sigma
-from .eccentricity import ExactEccentricity
+from ..numerics.exact_geometry import ExactEccentricity
 from .first_order import FirstOrder, agreeing_digits, checked_pair
 
 __all__ = ["METRIC_LIMIT", "CheckedLimits", "Constant", "FirstOrder", "eigenprojection_constant",

@@ -38,7 +38,7 @@ from ..numerics.centering import center_array
 from ..numerics.eigen_refine import refine_eigensystem
 from ..numerics.exact import ExactData
 from ..validation import check_data
-from .eccentricity import ExactEccentricity
+from ..numerics.exact_geometry import ExactEccentricity
 
 PATHS = ("float64", "mp")
 DENSE_NULL_MAX_N = 1500

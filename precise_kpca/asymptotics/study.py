@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
+import flint
 import numpy as np
 import pandas as pd
 
 from ..backends import Float64Backend
 from ..datasets import synthetic
 from ..measures import evaluate
+from ..measures.metric import dissonance_ball
+from ..numerics.exact_geometry import ExactEccentricity
 from ..numerics.geometry import geometry
 from ..validation import check_data
 from .constants import METRIC_LIMIT, CheckedLimits, Constant
-from .eccentricity import ExactEccentricity, ball_to_float, sigma_fraction
 
 LOG2_SIGMAS = tuple(range(-4, 61))
 PAPER_LOG2_SIGMA = 7
@@ -95,6 +98,20 @@ class EtaStudy:
         return row
 
 
+def metric_constant_ball(ecc: ExactEccentricity, log2_sigma: int, digits: int = 15) -> flint.arb:
+    """Rigorous enclosure of C(σ) = R(v)/2v at σ = 2^p (v = ρ²/2σ²), ≥ ``digits`` correct digits."""
+    sigma = Fraction(2) ** log2_sigma
+    with flint.ctx.workprec(int(digits * math.log2(10)) + 40):
+        v = ecc.rho_squared() * sigma.denominator**2 / (2 * sigma.numerator**2)
+        return dissonance_ball(ecc, sigma, int(digits * math.log2(10)) + 40) / (2 * v)
+
+
+def ball_to_float(ball: flint.arb) -> tuple[float, int]:
+    """A ball's midpoint as a float and its certified significant digits (≤ 15)."""
+    digits = max(0, int(ball.rel_accuracy_bits() / math.log2(10)) - 1)
+    return float(ball.mid()), min(digits, 15)
+
+
 def metric_curve(X, log2_sigmas=LOG2_SIGMAS, *, eccentricity: ExactEccentricity | None = None) -> pd.DataFrame:
     """C(σ) on σ = 2^p with certified digits, the paper's bound and its overshoot."""
     X = check_data(X)
@@ -103,7 +120,7 @@ def metric_curve(X, log2_sigmas=LOG2_SIGMAS, *, eccentricity: ExactEccentricity 
     eta = geometry(X).eta_nonzero
     rows = []
     for p in log2_sigmas:
-        value, digits = ball_to_float(ecc.metric_constant_ball(sigma_fraction(p)))
+        value, digits = ball_to_float(metric_constant_ball(ecc, p))
         scale = rho2 * 2.0 ** (-2 * p)
         rows.append(dict(log2_sigma=p, C=value, C_digits=digits, dissonance=value * scale,
                          eta_bound=scale * eta, overshoot=eta / value))
@@ -156,7 +173,7 @@ def eta_study(X, name: str = "data", *, log2_sigmas=LOG2_SIGMAS, ks=KS, spectral
             notes.append(f"exactly repeated linear eigenvalues (index ranges) {repeated}")
         notes.append(f"spectral limits: {eigenvalue.method}")
     if paper_spectral and g.n <= PAPER_SPECTRAL_MAX_N:
-        sigma = sigma_fraction(PAPER_LOG2_SIGMA)
+        sigma = Fraction(2) ** PAPER_LOG2_SIGMA
         b = Float64Backend()
         paper["eigenvalue"] = float(evaluate(X, "eigenvalue", sigma, b)[0])
         for k in ks[:1]:
@@ -165,7 +182,7 @@ def eta_study(X, name: str = "data", *, log2_sigmas=LOG2_SIGMAS, ks=KS, spectral
 
 
 def _metric_at(ecc: ExactEccentricity, rho: float, log2_sigma: int) -> float:
-    value, _ = ball_to_float(ecc.metric_constant_ball(sigma_fraction(log2_sigma)))
+    value, _ = ball_to_float(metric_constant_ball(ecc, log2_sigma))
     return value * rho**2 * 2.0 ** (-2 * log2_sigma)
 
 

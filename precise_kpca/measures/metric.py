@@ -9,17 +9,22 @@ a form in which no two nearly equal numbers are subtracted. The relative dissona
 pairs by diam(X). ``float64-naive`` instead takes the paper's route (exp, double centering, Eq. 6).
 
 Rigorous enclosure (``arb``): per pair the dissonance relative to d_L is 1 − √((1 − e^{−u})/u), increasing in
-u (proofs/theorem2), so the maximum is the diameter pair's; ball arithmetic on exact integer data encloses it.
+u (proofs/theorem2), so the maximum is the diameter pair's, and the relative dissonance is R(v) at
+v = ρ²/2σ²; ball arithmetic on the exact ρ² (:class:`~precise_kpca.numerics.exact_geometry.ExactEccentricity`,
+which finds the diameter and median pairs without all N² exact distances) encloses it.
 """
 from __future__ import annotations
+
+from fractions import Fraction
+from functools import lru_cache
 
 import flint
 import numpy as np
 
 from ..backends import Backend
 from ..numerics import double_center, gaussian_gram, rkhs_sq_distances
-from ..numerics.exact import ExactData
-from ..numerics.geometry import check_median, squared_distances
+from ..numerics.exact_geometry import ExactEccentricity
+from ..numerics.geometry import squared_distances
 from ..numerics.kernels import _Prepared, _scaled_arguments
 
 
@@ -46,40 +51,31 @@ def metric_dissonance_value(X, sigma, backend: Backend, median: str = "full"):
 def metric_dissonance_ball(X, sigma, *, prec: int, median: str = "full") -> flint.arb:
     """Rigorous arb enclosure of the relative metric dissonance at bandwidth σ (exact Fraction).
 
-    ``prec`` is the target precision in bits; the evaluation adds the bits that e^{−u} − 1 + u cancels.
-    python-flint has one global precision: it is set for this call and restored, whatever happens.
+    ``prec`` is the target precision in bits; the evaluation adds the bits that e^{−v} − 1 + v cancels.
     """
-    check_median(median)
-    exact = ExactData.from_float64(np.asarray(X, dtype=np.float64))
-    sq = exact.squared_distance_integers  # exact integers; the factor 2**(2 e) cancels in u
-    saved = flint.ctx.prec
-    try:
-        flint.ctx.prec = 64
-        d_x = _median_distance_ball(sq, median)
-        s = flint.arb(sigma.numerator) / sigma.denominator
-        rough_u = flint.arb(int(sq.max())) / (2 * d_x * d_x * s * s)
-        man, exp = rough_u.mid().man_exp()
-        cancelled = max(0, -(int(exp) + int(man).bit_length())) + 8  # ≥ log2(1/u) bits
-        flint.ctx.prec = prec + cancelled + 32
-        d_x = _median_distance_ball(sq, median)
-        s = flint.arb(sigma.numerator) / sigma.denominator
-        u = flint.arb(int(sq.max())) / (2 * d_x * d_x * s * s)
-        residual_over_u = ((-u).expm1() + u) / u  # cancels log2(1/u) bits, paid for above
-        ratio = -(-u).expm1() / u
-        return residual_over_u / (1 + ratio.sqrt())
-    finally:
-        flint.ctx.prec = saved
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    return dissonance_ball(eccentricity(X, median), sigma, prec)
 
 
-def _median_distance_ball(sq: np.ndarray, median: str) -> flint.arb:
-    n = sq.shape[0]
-    pairs = sorted(sq[np.triu_indices(n, 1)])
-    if median == "full":
-        count = n * n
-        element = lambda k: 0 if k < n else pairs[(k - n) // 2]  # noqa: E731
-    else:
-        count = len(pairs)
-        element = lambda k: pairs[k]  # noqa: E731
-    if count % 2:
-        return flint.arb(int(element(count // 2))).sqrt()
-    return (flint.arb(int(element(count // 2 - 1))).sqrt() + flint.arb(int(element(count // 2))).sqrt()) / 2
+def eccentricity(X: np.ndarray, median: str = "full") -> ExactEccentricity:
+    """Exact ρ² of a data set, cached (one exact pass serves every σ)."""
+    return _eccentricity_cached(X.tobytes(), X.shape, median)
+
+
+@lru_cache(maxsize=8)
+def _eccentricity_cached(data: bytes, shape: tuple, median: str) -> ExactEccentricity:
+    return ExactEccentricity(np.frombuffer(data, dtype=np.float64).reshape(shape), median)
+
+
+def dissonance_ball(ecc: ExactEccentricity, sigma: Fraction, prec: int) -> flint.arb:
+    """R(v) = 1 − √((1 − e^{−v})/v), v = ρ²/2σ², as (e^{−v} − 1 + v)/v / (1 + √((1 − e^{−v})/v)): no cancellation
+    beyond the log2(1/v) bits of e^{−v} − 1 + v, which the working precision adds."""
+    with flint.ctx.workprec(64):
+        rough = ecc.rho_squared() * sigma.denominator**2 / (2 * sigma.numerator**2)
+        man, exp = rough.mid().man_exp()
+        cancelled = max(0, -(int(exp) + int(man).bit_length())) + 8
+    with flint.ctx.workprec(prec + cancelled + 32):
+        v = ecc.rho_squared() * sigma.denominator**2 / (2 * sigma.numerator**2)
+        residual_over_v = ((-v).expm1() + v) / v
+        ratio = -(-v).expm1() / v
+        return residual_over_v / (1 + ratio.sqrt())

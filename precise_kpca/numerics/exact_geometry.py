@@ -1,30 +1,26 @@
-"""Exact eccentricity ρ² = diam²/d_X² of float64 data and rigorous enclosures of Theorem 2's C(σ).
+"""Exact eccentricity ρ² = diam²/d_X² of float64 data, without forming all N² exact distances.
 
-The relative metric dissonance (Eq. 17) is R(v) = 1 − √((1 − e^{−v})/v), v = ρ²/2σ² (proofs/theorem2; it is
-what :func:`precise_kpca.measures.measure` encloses for ``"metric"``), so C(σ) = R(v)/(ρ/σ)² = R(v)/2v needs ρ²
-only. ρ² is a ratio of exact squared distances: the diameter pair's and the one or two at the median
+The relative metric dissonance (Eq. 17) is R(v) = 1 − √((1 − e^{−v})/v), v = ρ²/2σ² (proofs/theorem2), so the
+metric measure and Theorem 2's constant C(σ) = R(v)/2v need ρ² only. ρ² is a ratio of exact squared distances: the diameter pair's and the one or two at the median
 position. :class:`ExactEccentricity` finds those pairs without forming all N² exact integers: SciPy's float64
 squared distances have relative error at most (d + 2)·u (d differences of exact inputs, d squares, d − 1 additions
 of positive terms; u = 2⁻⁵³), so only the pairs whose float value lies within a safe window of the float maximum
 (median) can be the exact maximum (order statistic); those are recomputed exactly and the order statistic is
 accepted only when the window provably separates it (else the window widens, finally to all pairs).
-One exact pass then serves every σ: a curve of C(σ) over 65 bandwidths costs one ball evaluation per point.
+One exact pass then serves every σ: each bandwidth costs one ball evaluation.
 """
 from __future__ import annotations
 
 import math
-from fractions import Fraction
-
 import flint
 import numpy as np
 from scipy.spatial.distance import pdist
 
-from ..numerics.exact import ExactData
-from ..numerics.geometry import check_median
-from ..validation import check_data, parse_sigma
+from ..validation import check_data
+from .exact import ExactData
+from .geometry import check_median
 
 _U = 2.0**-53
-_BITS_PER_DIGIT = math.log2(10)
 
 
 class ExactEccentricity:
@@ -113,28 +109,3 @@ class ExactEccentricity:
         """ρ rounded to float64 (from a 128-bit ball)."""
         with flint.ctx.workprec(128):
             return float(self.rho_squared().sqrt().mid())
-
-    def metric_constant_ball(self, sigma, digits: int = 15) -> flint.arb:
-        """Rigorous enclosure of C(σ) = R(v)/2v, v = ρ²/2σ², with ≥ ``digits`` correct digits."""
-        s = parse_sigma(sigma)
-        with flint.ctx.workprec(64):
-            rough = self.rho_squared() * s.denominator**2 / (2 * s.numerator**2)
-            man, exp = rough.mid().man_exp()
-            cancelled = max(0, -(int(exp) + int(man).bit_length())) + 8  # ≥ log2(1/v): bits e^{−v} − 1 + v loses
-        with flint.ctx.workprec(int(digits * _BITS_PER_DIGIT) + cancelled + 40):
-            v = self.rho_squared() * s.denominator**2 / (2 * s.numerator**2)
-            residual_over_v = ((-v).expm1() + v) / v
-            ratio = -(-v).expm1() / v
-            dissonance = residual_over_v / (1 + ratio.sqrt())  # = 1 − √ratio without cancellation
-            return dissonance / (2 * v)
-
-
-def ball_to_float(ball: flint.arb) -> tuple[float, int]:
-    """A ball's midpoint as a float and its certified significant digits (≤ 15)."""
-    digits = max(0, int(ball.rel_accuracy_bits() / _BITS_PER_DIGIT) - 1)
-    return float(ball.mid()), min(digits, 15)
-
-
-def sigma_fraction(log2_sigma: int) -> Fraction:
-    """σ = 2^p as an exact Fraction."""
-    return Fraction(2) ** log2_sigma
