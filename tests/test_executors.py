@@ -94,3 +94,55 @@ def test_dask_sweep_streams_into_the_store_and_matches_serial(dask_address, tmp_
     assert list(on_dask["value_text"]) == list(serial["value_text"])
     again = convergence_curve(X, [-1, 3, 20], store=tmp_path / "dask.sqlite", executor=dask_address, **options)
     assert again.attrs == {"computed": 0, "reused": 6}
+
+
+def test_pool_workers_do_not_outlive_a_killed_parent(tmp_path):
+    """SIGKILL the parent of a pool running a long task: its workers must exit, not run on as orphans."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+    import time
+
+    pids_file = tmp_path / "pids"
+    script = textwrap.dedent(f"""
+        import os, time
+        from precise_kpca.studies.executors import LocalExecutor
+
+        def slow(shared, task):
+            with open({str(pids_file)!r}, "a") as f:
+                f.write(f"{{os.getpid()}}\\n")
+            time.sleep(120)
+            return task
+
+        if __name__ == "__main__":
+            for _ in LocalExecutor(workers=2).run(slow, None, [1, 2]):
+                pass
+    """)
+    path = tmp_path / "sweep.py"
+    path.write_text(script)
+    parent = subprocess.Popen([sys.executable, str(path)])
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not pids_file.exists() or len(pids_file.read_text().split()) < 2):
+        time.sleep(0.2)
+    workers = [int(p) for p in pids_file.read_text().split()]
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 15
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.5)
+        alive = [p for p in workers if _running(p)]
+    assert not alive, f"orphaned workers still running: {alive}"
+
+
+def _running(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:  # a zombie has exited
+        return f.read().split()[2] != "Z"

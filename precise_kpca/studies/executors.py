@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -67,6 +69,19 @@ _SHARED = None  # the worker process's copy of ``shared`` (set once by the pool 
 def _set_shared(value) -> None:
     global _SHARED
     _SHARED = value
+    _exit_with_parent(os.getppid())
+
+
+def _exit_with_parent(parent: int, period: float = 1.0) -> None:
+    """End this worker once its parent is gone (killed with SIGTERM/SIGKILL, the pool gets no chance to stop
+    it, and a long high-precision task would otherwise run on as an orphan)."""
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(period)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 def _call_with_shared(fn, task):
