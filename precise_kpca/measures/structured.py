@@ -86,14 +86,12 @@ def _series_cached(data: bytes, shape: tuple, dps: int, median: str) -> Residual
 
 def eigenvalue_difference(ps: PerturbedSpectrum):
     """‖σ_X² λ_G − λ_L‖_∞ / ‖λ_L‖_∞: the top shifts and the top null-block eigenvalue (paired with a 0)."""
-    b = ps.backend
     largest = max(max(abs(d) for d in ps.shifts), abs(ps.null_top))
     return largest / ps.lam[0]
 
 
 def eigen_distance(ps: PerturbedSpectrum, k: int, tau: float, aggregate: str):
     """EigenDist of Algorithm 1 over the top-k linear eigenvalues, from the structured eigenvectors."""
-    b = ps.backend
     if k > len(ps.coords):
         raise ValueError(f"k={k} exceeds the {len(ps.coords)} eigenvectors computed")
     thetas = [_group_angle(ps, start, stop) for start, stop in linear_groups(ps.lam, k, tau)]
