@@ -11,7 +11,6 @@ One exact pass then serves every σ: each bandwidth costs one ball evaluation.
 """
 from __future__ import annotations
 
-import math
 import flint
 import numpy as np
 from scipy.spatial.distance import pdist
