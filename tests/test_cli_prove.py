@@ -1,5 +1,3 @@
-import pytest
-
 from precise_kpca.cli import main
 
 

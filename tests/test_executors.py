@@ -98,7 +98,6 @@ def test_dask_sweep_streams_into_the_store_and_matches_serial(dask_address, tmp_
 
 def test_pool_workers_do_not_outlive_a_killed_parent(tmp_path):
     """SIGKILL the parent of a pool running a long task: its workers must exit, not run on as orphans."""
-    import os
     import signal
     import subprocess
     import sys

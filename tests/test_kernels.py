@@ -7,7 +7,6 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import precise_kpca as pk
-from precise_kpca.backends import MPBackend
 
 from .strategies import data_sets
 

@@ -1,7 +1,6 @@
 """The notebooks run top to bottom at reduced sizes (environment variables they read), and are stored without outputs."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import nbformat
