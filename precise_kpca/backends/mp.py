@@ -149,9 +149,13 @@ class MPBackend(Backend):
         return w, v
 
 
-def _fixed_point(a: np.ndarray, bits: int) -> tuple[list, int]:
-    """Row-major integers Z and exponent e with a ≈ Z·2**e, rounding below 2**-bits of the largest entry."""
-    tuples = [x._mpf_ for x in a.ravel()]
+def fixed_point_integers(a: np.ndarray, bits: int) -> tuple[list, int]:
+    """Row-major integers Z and exponent e with a ≈ Z·2**e, rounding below 2**-bits of the largest entry.
+
+    Entries are read exactly from their ``_mpf_`` tuples (any mpmath context); each is rounded once, to
+    nearest with ties away from zero.
+    """
+    tuples = [x._mpf_ for x in np.asarray(a).ravel()]
     top = max((t[2] + t[3] for t in tuples if t[1]), default=0)
     e0 = top - bits
     out = []
@@ -185,10 +189,10 @@ class FixedPointOperator:
         if a is not None and a.shape[0] * a.shape[1] * matrix_b.shape[1] < _SMALL_PRODUCT:
             return a.dot(b)
         if self._integers is None:
-            ints, exp2 = _fixed_point(a, self.bits)
+            ints, exp2 = fixed_point_integers(a, self.bits)
             self._integers = (flint.fmpz_mat(a.shape[0], a.shape[1], ints), exp2)
         ia, ea = self._integers
-        ib, eb = _fixed_point(matrix_b, self.bits)
+        ib, eb = fixed_point_integers(matrix_b, self.bits)
         product = ia * flint.fmpz_mat(*matrix_b.shape, ib)
         make, prec, exp2 = backend.ctx.make_mpf, backend.prec, ea + eb
         entries = [make(libmp.from_man_exp(int(v), exp2, prec, libmp.round_nearest)) for v in product.entries()]

@@ -23,8 +23,8 @@ class Eigensystem:
     ----------
     values : ndarray, shape (N,)
         float64, or object array of global-type ``mpmath.mpf``.
-    vectors : ndarray, shape (N, N)
-        Column i belongs to ``values[i]``; sign fixed so that its largest-magnitude entry is positive
+    vectors : ndarray, shape (N, k)
+        The k leading eigenvectors (all N by default); column i belongs to ``values[i]``; sign fixed so that its largest-magnitude entry is positive
         (the first such entry on ties), which makes results deterministic across backends.
     backend : Backend
     """

@@ -13,6 +13,8 @@ import flint
 import numpy as np
 from mpmath import libmp
 
+from ..backends.mp import fixed_point_integers
+
 _FLOAT_MAX_BITS = 1000  # int -> float conversion overflows past 2**1024
 
 
@@ -47,16 +49,7 @@ def mpf_matrix_to_integers(A: np.ndarray, bits: int | None) -> tuple[list, int, 
     if bits is None:
         finest = min(t[2] for t in nonzero)
         bits = min(top - finest, max(t[3] for t in nonzero) + 8)
-    exp2 = top - bits
-    ints = []
-    append = ints.append
-    for sign, man, exp, _ in tuples:
-        k = exp - exp2
-        if man == 0:
-            append(0)
-            continue
-        v = man << k if k >= 0 else (man + (1 << (-k - 1))) >> -k
-        append(int(-v if sign else v))
+    ints, exp2 = fixed_point_integers(A, bits)
     return ints, exp2, bits
 
 
