@@ -1,0 +1,477 @@
+"""Rigorous a-posteriori enclosures of a float64 symmetric eigensystem from a few exact products.
+
+Certifying eigen measures at N in the thousands by a second, high-precision eigensystem costs O(N³) in
+multiprecision. Here the float64 eigensystem ``(λ̂, X̂)`` itself is certified: everything below follows from
+two exact N×N products (``P = A_hp X̂`` and ``G = X̂ᵀX̂``, :mod:`precise_kpca.backends.ozaki`, float64 BLAS
+underneath) and three exact column dot products (``‖x̂ᵢ‖²``, ``x̂ᵢᵀPᵢ``, ``‖Pᵢ‖²``).
+
+Setting. The exact symmetric ``A`` (N×N) is known as ``A_hp`` (exact fixed point, symmetric) with
+``‖A − A_hp‖_F ≤ delta``. All bounds are first proven for ``A_hp`` and then moved to ``A`` by Weyl
+(``|λᵢ(A) − λᵢ(A_hp)| ≤ ‖A − A_hp‖₂ ≤ delta``); eigenvalues are indexed in descending order. ``X̂`` is the
+matrix actually multiplied (the float64 vectors, exact in fixed point unless they need more than
+``max_vector_bits`` bits; any rounding ``F`` is carried into the subspace bounds).
+
+Exact quantities (python integers / ``Fraction``): with ``rᵢ = A_hp x̂ᵢ − λ̂ᵢ x̂ᵢ``,
+``‖rᵢ‖² = ‖Pᵢ‖² − 2λ̂ᵢ x̂ᵢᵀPᵢ + λ̂ᵢ²‖x̂ᵢ‖²`` and the Rayleigh quotient ``θᵢ = x̂ᵢᵀPᵢ / ‖x̂ᵢ‖²`` are exact
+rationals; the residual of the normalised vector at its Rayleigh quotient is
+``εᵢ² = (‖rᵢ‖² − (θᵢ − λ̂ᵢ)²‖x̂ᵢ‖²) / ‖x̂ᵢ‖²``, also exact.
+
+Theorems used:
+
+1. *Weyl*: ``|λᵢ(M) − λᵢ(M')| ≤ ‖M − M'‖₂`` for symmetric M, M' (eigenvalues sorted alike).
+2. *Global enclosure* (Weyl after an exactly orthogonal similarity; sharper than Ostrowski + Weyl on
+   ``X̂ᵀA X̂ − Λ̂ = (X̂ᵀX̂ − I)Λ̂ + X̂ᵀR``, which costs ``ω max|λ̂| + ω|λᵢ|``): with ``G = X̂ᵀX̂``,
+   ``ω ≥ ‖G − I‖₂ < 1`` and ``W = X̂G^{-1/2}`` (orthonormal), ``WᵀA_hp W`` has A_hp's eigenvalues and
+   ``WᵀA_hp W − Λ̂ = WᵀR G^{-1/2} + [S, Λ̂] G^{-1/2}`` with ``S = G^{1/2} − I``, ``‖S‖₂ ≤ s = 1 − √(1 − ω)``
+   and ``‖[S, Λ̂]‖₂ ≤ ‖S‖₂ (λ̂₁ − λ̂_N)`` (shift Λ̂ by its midpoint). Hence every
+   ``|λᵢ(A_hp) − λ̂ᵢ| ≤ ρ = (‖R‖_F + s (λ̂₁ − λ̂_N)) / √(1 − ω)``, width ~ ``‖R‖_F + ω‖A‖``.
+3. *Kato–Temple* (Kato 1949; Parlett, The Symmetric Eigenvalue Problem, Thm 10.5.1): for a unit u with
+   Rayleigh quotient θ and residual ε = ‖(A − θ)u‖, if ``α < θ < β`` and the eigenvalue λ is the only one
+   of A in ``(α, β)`` (all others ≤ α or ≥ β), then ``θ − ε²/(β − θ) ≤ λ ≤ θ + ε²/(θ − α)``. Used for
+   eigenvalues isolated by the global enclosures: ``α = hiᵢ₊₁``, ``β = loᵢ₋₁`` (±∞ at the ends).
+4. *Quadratic residual bound for blocks* (Li & Li, LAA 395 (2005) 183–190, sharpening Mathias, SIMAX 19
+   (1998)): for symmetric ``[[H₁, Eᵀ], [E, H₂]]`` and ``η = min |λ(H₁) − λ(H₂)| > 0``, the sorted
+   eigenvalues satisfy ``|λⱼ − λⱼ(diag(H₁, H₂))| ≤ 2‖E‖² / (η + √(η² + 4‖E‖²))``. For a run J = [s, t) of
+   eigenvalues whose global enclosures overlap each other but no others, take U = Y M^{-1/2}
+   (``Y = X̂_J``, ``M = YᵀY``), ``H₁ = UᵀA_hp U`` (eigenvalues μ: the Ritz values, i.e. those of
+   ``M⁻¹YᵀA_hp Y``, enclosed with Arb), ``‖E‖ = ‖(I − UUᵀ)A_hp U‖ ≤ ‖R_J‖₂ / σ_min(Y) =: ε`` (any
+   ``AU − UK`` bounds it; K = M^{1/2}Λ̂_J M^{-1/2} gives ``R_J M^{-1/2}``). By Weyl the eigenvalues of
+   ``diag(H₁, H₂)`` are within ε of A_hp's, so if every μ lies in ``(hi_t + ε, lo_{s−1} − ε)`` the μ fill
+   exactly the positions J and ``η ≥ min_μ dist(μ, outside that interval)``.
+5. *Davis–Kahan sin Θ* (Davis & Kahan 1970; Bhatia, Matrix Analysis, Thm VII.3.1 and its Sylvester-
+   equation form): for symmetric A and diagonal ``Λ̂_J`` with eigenvalues in ``[a, b]``, and the
+   eigenvalues of A outside J in ``ℝ \\ (a − δ, b + δ)``, the complementary eigenvectors satisfy
+   ``‖V_⊥ᵀY‖₂ ≤ ‖AY − YΛ̂_J‖₂ / δ``. Principal angles depend on the span only:
+   ``‖sin Θ(span Y, span V_J)‖₂ = ‖V_⊥ᵀY M^{-1/2}‖₂ ≤ (‖R_J‖₂ + delta√(1+ω)) / (σ_min(Y) δ)``, with
+   ``σ_min(Y)² ≥ 1 − ω`` (Cauchy interlacing on G).
+
+Rounding: every scalar step is exact rational arithmetic (``Fraction``, python integers) or an explicit
+directed rounding (square roots rounded up/down via ``isqrt``; results rounded outward to ``prec``-bit
+mpf). The only float64 reductions are the Frobenius norm behind ω (relative error ≤ (n + 4)·2⁻⁵¹ for a
+sum of n squares, covered by a round-up margin) and the read-out of G (≤ 2 ulp per entry, covered the
+same way). Ritz values of blocks are enclosed by Arb (python-flint ``acb_mat.eig``).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import flint
+import mpmath
+import numpy as np
+from mpmath import libmp
+
+from ..backends import ozaki
+
+__all__ = ["EigenEnclosure", "GroupBound", "enclose_eigensystem"]
+
+_MAX_K = 10
+_SQRT_BITS = 64  # relative accuracy 2**-64 of the directed square roots
+_READOUT_MARGIN = 1 + 2.0**-49  # covers ≤ 2 ulp per entry of the float64 read-out of X̂ᵀX̂ − I
+
+
+@dataclass(frozen=True)
+class GroupBound:
+    """Davis–Kahan bound for one index group ``[start, stop)``.
+
+    Attributes
+    ----------
+    start, stop : int
+    sin_theta : float or None
+        Upper bound on ``‖sin Θ(span X̂[:, start:stop], V)‖₂`` (V: A's invariant subspace of eigenvalues
+        ``start..stop-1``), rounded up; None when nothing below 1 can be proven (see ``reason``).
+    gap : float or None
+        Lower bound on the separation δ of ``λ̂[start:stop]`` from A's other eigenvalues (rounded down);
+        None when the enclosures do not separate them.
+    residual : float
+        Upper bound on ``‖A X̂_J − X̂_J Λ̂_J‖₂`` (rounded up).
+    reason : str
+        Empty when ``sin_theta`` is a bound, else why there is none.
+    """
+
+    start: int
+    stop: int
+    sin_theta: float | None
+    gap: float | None
+    residual: float
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class EigenEnclosure:
+    """Rigorous enclosures of the eigenvalues of A and of the top eigenvector groups.
+
+    Attributes
+    ----------
+    lower, upper : ndarray of mpmath mpf, shape (N,)
+        ``lower[i] ≤ λᵢ(A) ≤ upper[i]``, eigenvalues descending; ``prec``-bit mpf rounded outward.
+    method : tuple of str, length N
+        Bound used per eigenvalue: ``"global"`` (theorem 2), ``"kato-temple"`` or ``"block"``
+        (Rayleigh–Ritz with the Li–Li quadratic bound).
+    rayleigh : ndarray of mpmath mpf, shape (N,)
+        Rayleigh quotients ``x̂ᵢᵀA_hp x̂ᵢ / x̂ᵢᵀx̂ᵢ`` rounded to nearest (|θᵢ(A) − θᵢ(A_hp)| ≤ delta).
+    residual_norms : ndarray of float, shape (N,)
+        Upper bounds on ``‖A x̂ᵢ − λ̂ᵢ x̂ᵢ‖₂``.
+    residual_frobenius : float
+        Upper bound on ``‖A X̂ − X̂ Λ̂‖_F``.
+    omega : float
+        Upper bound on ``‖X̂ᵀX̂ − I‖₂``.
+    global_radius : float
+        ρ: ``|λᵢ(A_hp) − λ̂ᵢ| ≤ ρ`` for every i (theorem 2, before delta).
+    delta : float
+        The given bound on ``‖A − A_hp‖_F``.
+    groups : tuple of GroupBound
+    norm_bounds : tuple of float
+        ``(lo, hi)`` with ``lo ≤ ‖A‖₂ ≤ hi``.
+    k : int
+    seconds : dict
+        Wall time of the products and of the bounds.
+    """
+
+    lower: np.ndarray
+    upper: np.ndarray
+    method: tuple
+    rayleigh: np.ndarray
+    residual_norms: np.ndarray
+    residual_frobenius: float
+    omega: float
+    global_radius: float
+    delta: float
+    groups: tuple
+    norm_bounds: tuple
+    k: int
+    seconds: dict = field(default_factory=dict)
+
+    def radii(self) -> np.ndarray:
+        """Half-widths ``(upper − lower) / 2``, shape (N,), rounded up to float."""
+        return np.array([_float_up((Fraction(*_mpf_ratio(h)) - Fraction(*_mpf_ratio(lo))) / 2)
+                         for lo, h in zip(self.lower, self.upper)])
+
+    @property
+    def digits_relative_to_norm(self) -> dict:
+        """Certified digits ``−log10(radius / ‖A‖₂)`` (with the lower bound of ‖A‖₂): min over all N
+        eigenvalues, over the top k, and the median."""
+        digits = -np.log10(np.maximum(self.radii(), 1e-300) / self.norm_bounds[0]) if self.norm_bounds[0] > 0 \
+            else np.zeros(len(self.lower))
+        return {"all": float(np.min(digits)), "top_k": float(np.min(digits[: self.k])),
+                "median": float(np.median(digits))}
+
+    def ball(self, i: int) -> flint.arb:
+        """Enclosure of λᵢ(A) as an Arb ball (contains ``[lower[i], upper[i]]``)."""
+        lo, hi = (flint.arb(flint.fmpq(*_mpf_ratio(v))) for v in (self.lower[i], self.upper[i]))
+        return lo.union(hi)
+
+
+def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, max_vector_bits: int = 128,
+                        max_block: int = 16, prec: int = 160) -> EigenEnclosure:
+    """Certify a float64 eigensystem of the symmetric matrix A known as ``A_hp`` ± ``delta``.
+
+    Parameters
+    ----------
+    A_hp : ozaki.FixedMatrix, shape (N, N)
+        Exact symmetric fixed-point matrix with ``‖A − A_hp‖_F ≤ delta``.
+    delta : float, int or Fraction
+        Non-negative bound on ``‖A − A_hp‖_F``.
+    values : ndarray of float64, shape (N,)
+        Approximate eigenvalues λ̂, descending.
+    vectors : ndarray of float64, shape (N, N)
+        Approximate orthonormal eigenvectors X̂ as columns (e.g. from ``numpy.linalg.eigh``, reordered).
+    k : int
+        Number of top eigenvectors the caller uses (1 ≤ k ≤ min(10, N)).
+    groups : sequence of (start, stop), optional
+        Index groups among the top k whose invariant subspaces are bounded (default: each of the top k).
+    max_vector_bits : int
+        Fixed-point bits kept for X̂ (below its largest entry); X̂ is read exactly when it fits.
+    max_block : int
+        Largest run of overlapping global enclosures given the block (Rayleigh–Ritz) bound.
+    prec : int
+        Bits of the mpf endpoints (rounded outward) and of the Arb arithmetic for Ritz values.
+
+    Returns
+    -------
+    EigenEnclosure
+    """
+    start_time = time.perf_counter()
+    values, vectors, delta, k, groups = _validate(A_hp, delta, values, vectors, k, groups)
+    n = len(values)
+    X = ozaki.FixedMatrix.from_float64(vectors, bits=min(_exact_bits(vectors), max_vector_bits))
+    # A float64 rounded to a coarser grid is a float64 again, so to_float64 (faithful) returns it exactly;
+    # F = X̂ − (what was multiplied) is then exact too (a float minus its rounding to a coarser grid).
+    F = vectors - X.to_float64() if X.error_bound else np.zeros_like(vectors)
+    P = ozaki.matmul(A_hp, X)
+    G = ozaki.matmul(X.T, X)
+    xx = _fractions(*ozaki.column_dots(X, X))
+    xp = _fractions(*ozaki.column_dots(X, P))
+    pp = _fractions(*ozaki.column_dots(P, P))
+    products = time.perf_counter()
+
+    lam = [Fraction(float(v)) for v in values]
+    rr = [p - 2 * lv * q + lv * lv * x for p, q, x, lv in zip(pp, xp, xx, lam)]  # ‖rᵢ‖², exact
+    if min(rr) < 0:
+        raise ArithmeticError("negative squared residual: the products are not exact")
+    theta = [q / x for q, x in zip(xp, xx)]
+    eps2 = [(r - (t - lv) ** 2 * x) / x for r, t, lv, x in zip(rr, theta, lam, xx)]
+    omega = _omega(G, xx)
+    if not omega < 1:
+        raise ValueError(f"the vectors are far from orthonormal (‖X̂ᵀX̂ − I‖₂ ≤ {omega:.3g} is not < 1)")
+    om = Fraction(omega)
+    rr_total = sum(rr)
+    rho = (_sqrt_up(rr_total) + (1 - _sqrt_down(1 - om)) * (lam[0] - lam[-1])) / _sqrt_down(1 - om)
+    lo = [v - rho for v in lam]
+    hi = [v + rho for v in lam]
+    method = ["global"] * n
+    runs = _overlap_runs(lo, hi)
+    new_lo, new_hi = list(lo), list(hi)
+    for s, t in runs:
+        if t - s == 1:
+            bound = _kato_temple(theta[s], eps2[s], hi[s + 1] if s + 1 < n else None, lo[s - 1] if s > 0 else None)
+            tag = "kato-temple"
+        elif t - s <= max_block:
+            bound = _block(A_hp, X.take_columns(np.arange(s, t)), s, rr, om, lo, hi, prec)
+            tag = "block"
+        else:
+            continue
+        if bound is None:
+            continue
+        for i, (b_lo, b_hi) in zip(range(s, t), bound):
+            if b_lo > new_lo[i] or b_hi < new_hi[i]:
+                new_lo[i], new_hi[i] = max(b_lo, new_lo[i]), min(b_hi, new_hi[i])
+                method[i] = tag
+            if new_lo[i] > new_hi[i]:
+                raise ArithmeticError(f"empty enclosure of eigenvalue {i}: A_hp is not symmetric or a bound is wrong")
+    d = Fraction(delta)
+    lo_a = [v - d for v in new_lo]
+    hi_a = [v + d for v in new_hi]
+
+    sqrt_xx = [_sqrt_up(x) for x in xx]
+    group_bounds = tuple(_davis_kahan(s, t, lam, rr, om, d, lo_a, hi_a, F) for s, t in groups)
+    norm_lo = max(lo_a[0], -hi_a[-1], Fraction(0))
+    norm_hi = max(hi_a[0], -lo_a[-1])
+    return EigenEnclosure(
+        lower=np.array([_mpf(v, prec, libmp.round_floor) for v in lo_a], dtype=object),
+        upper=np.array([_mpf(v, prec, libmp.round_ceiling) for v in hi_a], dtype=object),
+        method=tuple(method),
+        rayleigh=np.array([_mpf(t, prec, libmp.round_nearest) for t in theta], dtype=object),
+        residual_norms=np.array([_float_up(_sqrt_up(r) + d * s) for r, s in zip(rr, sqrt_xx)]),
+        residual_frobenius=_float_up(_sqrt_up(rr_total) + d * _sqrt_up(1 + om) * _sqrt_up(Fraction(n))),
+        omega=omega,
+        global_radius=_float_up(rho),
+        delta=float(delta),
+        groups=group_bounds,
+        norm_bounds=(_float_down(norm_lo), _float_up(norm_hi)),
+        k=k,
+        seconds={"products": products - start_time, "bounds": time.perf_counter() - products},
+    )
+
+
+# -- validation -------------------------------------------------------------------------------------------
+def _validate(A_hp, delta, values, vectors, k, groups):
+    if not isinstance(A_hp, ozaki.FixedMatrix):
+        raise TypeError(f"A_hp must be an ozaki.FixedMatrix, got {type(A_hp).__name__}")
+    values = np.asarray(values)
+    vectors = np.asarray(vectors)
+    if values.dtype != np.float64 or vectors.dtype != np.float64:
+        raise TypeError("values and vectors must be float64 arrays (they are read as exact binary numbers)")
+    if values.ndim != 1:
+        raise ValueError(f"values must be one-dimensional, got shape {values.shape}")
+    n = len(values)
+    if n == 0:
+        raise ValueError("the eigensystem is empty")
+    if tuple(A_hp.shape) != (n, n) or vectors.shape != (n, n):
+        raise ValueError(f"shapes disagree: A_hp {tuple(A_hp.shape)}, values ({n},), vectors {vectors.shape}; "
+                         "expected (N, N), (N,), (N, N)")
+    if not (np.all(np.isfinite(values)) and np.all(np.isfinite(vectors))):
+        raise ValueError("values and vectors must be finite")
+    if np.any(np.diff(values) > 0):
+        raise ValueError("values must be sorted in descending order (with the vectors' columns alike)")
+    if isinstance(delta, bool) or not isinstance(delta, (int, float, Fraction, np.floating, np.integer)):
+        raise TypeError(f"delta must be a real number, got {type(delta).__name__}")
+    if not (math.isfinite(delta) and delta >= 0):
+        raise ValueError(f"delta must be finite and non-negative, got {delta!r}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= min(_MAX_K, n):
+        raise ValueError(f"k must be an integer from 1 to min({_MAX_K}, N={n}), got {k!r}")
+    k = int(k)
+    groups = [(i, i + 1) for i in range(k)] if groups is None else [tuple(int(v) for v in g) for g in groups]
+    for g in groups:
+        if len(g) != 2 or not 0 <= g[0] < g[1] <= k:
+            raise ValueError(f"group {g} must be (start, stop) with 0 <= start < stop <= k={k}")
+    if not _is_symmetric(A_hp):
+        raise ValueError("A_hp must be exactly symmetric")
+    return values, vectors, delta, k, groups
+
+
+def _is_symmetric(A_hp) -> bool:
+    return not (A_hp - A_hp.T).digits.any()  # exact difference
+
+
+def _exact_bits(a: np.ndarray) -> int:
+    """Grid bits for ``FixedMatrix.from_float64`` that hold every entry of the float64 array exactly."""
+    nz = a[a != 0]
+    if nz.size == 0:
+        return 1
+    mant, ex = np.frexp(nz)  # nz = mant * 2**ex, 1/2 <= |mant| < 1
+    m = np.abs(np.ldexp(mant, 53)).astype(np.int64)
+    trailing = np.frexp((m & -m).astype(np.float64))[1] - 1
+    lowest = ex - 53 + trailing  # exponent of each entry's lowest set bit
+    f, t = math.frexp(float(np.max(np.abs(nz))))
+    top = t if f == 0.5 else t + 1  # from_float64's exponent: the least e with max|a| <= 2**(e-1)
+    return int(top - np.min(lowest))
+
+
+# -- exact scalars ----------------------------------------------------------------------------------------
+def _fractions(ints, exp2) -> list:
+    scale = Fraction(2) ** exp2
+    return [int(v) * scale for v in ints]
+
+
+def _sqrt_up(x: Fraction) -> Fraction:
+    """A dyadic rational ≥ √x, within a relative 2**-64."""
+    if x <= 0:
+        return Fraction(0)
+    e = max(0, 2 * _SQRT_BITS - (x.numerator.bit_length() - x.denominator.bit_length())) // 2 + 1
+    scaled = -((-x.numerator << (2 * e)) // x.denominator)  # ceil(x · 4**e)
+    return Fraction(math.isqrt(scaled - 1) + 1, 1 << e)
+
+
+def _sqrt_down(x: Fraction) -> Fraction:
+    """A dyadic rational ≤ √x, within a relative 2**-64."""
+    if x <= 0:
+        return Fraction(0)
+    e = max(0, 2 * _SQRT_BITS - (x.numerator.bit_length() - x.denominator.bit_length())) // 2 + 1
+    return Fraction(math.isqrt((x.numerator << (2 * e)) // x.denominator), 1 << e)
+
+
+def _float_up(x: Fraction) -> float:
+    f = float(x)
+    return math.nextafter(f, math.inf) if Fraction(f) < x else f
+
+
+def _float_down(x: Fraction) -> float:
+    f = float(x)
+    return math.nextafter(f, -math.inf) if Fraction(f) > x else f
+
+
+def _mpf(x: Fraction, prec: int, rounding):
+    return mpmath.mp.make_mpf(libmp.from_rational(x.numerator, x.denominator, prec, rounding))
+
+
+def _mpf_ratio(v) -> tuple[int, int]:
+    sign, man, exp, _ = v._mpf_
+    man = -int(man) if sign else int(man)
+    return (man << exp, 1) if exp >= 0 else (man, 1 << -exp)
+
+
+def _arb_fraction(x: flint.arb) -> tuple[Fraction, Fraction]:
+    out = []
+    for end in (x.lower(), x.upper()):
+        man, exp = (int(v) for v in end.man_exp())
+        out.append(Fraction(man) * Fraction(2) ** exp)
+    return out[0], out[1]
+
+
+# -- bounds -----------------------------------------------------------------------------------------------
+def _omega(G, xx) -> float:
+    """ω ≥ ‖X̂ᵀX̂ − I‖₂ through the Frobenius norm; the diagonal Gᵢᵢ − 1 comes from the exact column dots."""
+    E = G.to_float64()
+    np.fill_diagonal(E, [float(x - 1) for x in xx])
+    return _frobenius_up(E) * _READOUT_MARGIN + E.size * 2.0**-1000  # + digits flushed below 2**-1074
+
+
+def _frobenius_up(M: np.ndarray) -> float:
+    """An upper bound on ‖M‖_F for a float64 array (any summation order, underflow included)."""
+    top = float(np.max(np.abs(M), initial=0.0))
+    if top == 0:
+        return 0.0
+    e = math.frexp(top)[1]
+    v = np.ldexp(M.ravel(), -e)  # max |v| in [1/2, 1); scaling down may underflow: ≤ 2**-1074 per entry
+    n = v.size
+    s = float(np.dot(v, v)) + n * 2.0**-1000  # absorbs underflow in the scaling and the squares
+    s *= 1 + (n + 4) * 2.0**-51  # γ_{n+1} for the sum of squares, with room for this product's rounding
+    return math.ldexp(math.nextafter(math.sqrt(s), math.inf), e)
+
+
+def _overlap_runs(lo, hi) -> list[tuple[int, int]]:
+    """Maximal runs of consecutive eigenvalues whose enclosures overlap (descending order)."""
+    runs, start = [], 0
+    for i in range(1, len(lo) + 1):
+        if i == len(lo) or hi[i] < lo[i - 1]:
+            runs.append((start, i))
+            start = i
+    return runs
+
+
+def _kato_temple(theta: Fraction, eps2: Fraction, alpha, beta):
+    """Kato–Temple enclosure of the only eigenvalue in (alpha, beta) (None: ±∞); None if θ is outside."""
+    if (alpha is not None and not alpha < theta) or (beta is not None and not theta < beta):
+        return None
+    low = theta if beta is None else theta - eps2 / (beta - theta)
+    high = theta if alpha is None else theta + eps2 / (theta - alpha)
+    return [(low, high)]
+
+
+def _block(A_hp, Y, s, rr, om, lo, hi, prec):
+    """Li–Li bound around the Ritz values of span Y = X̂[:, s:t]; None when they are not separated."""
+    n, t = len(lo), s + Y.shape[1]
+    H = _fmpq_matrix(ozaki.matmul(Y.T, ozaki.matmul(A_hp, Y)))
+    M = _fmpq_matrix(ozaki.matmul(Y.T, Y))
+    ritz = _ritz_values(M.solve(H), prec)
+    if ritz is None:
+        return None
+    eps = _sqrt_up(sum(rr[s:t]) / (1 - om))  # ‖R_J‖_F / σ_min(Y), σ_min(Y)² ≥ 1 − ω
+    above = lo[s - 1] - eps if s > 0 else None
+    below = hi[t] + eps if t < n else None
+    dists = [d for r_lo, r_hi in ritz for d in ((above - r_hi) if above is not None else None,
+                                                 (r_lo - below) if below is not None else None) if d is not None]
+    if not dists:  # the whole spectrum: the Ritz values are the eigenvalues (U is a basis of ℝᴺ)
+        return ritz
+    eta = min(dists)
+    if eta <= 0:
+        return None
+    e2 = eps * eps
+    radius = 2 * e2 / (eta + _sqrt_down(eta * eta + 4 * e2))
+    return [(r_lo - radius, r_hi + radius) for r_lo, r_hi in ritz]
+
+
+def _fmpq_matrix(fixed) -> flint.fmpq_mat:
+    ints, exp2 = fixed.to_integers()
+    scale = flint.fmpq(2) ** exp2 if exp2 >= 0 else flint.fmpq(1, 2 ** -exp2)
+    return flint.fmpq_mat(fixed.shape[0], fixed.shape[1], [flint.fmpq(int(v)) * scale for v in ints.ravel()])
+
+
+def _ritz_values(C: flint.fmpq_mat, prec: int):
+    """Sorted (descending) enclosures of the (real) eigenvalues of C = M⁻¹H; None if Arb cannot enclose them.
+
+    Sorting lower and upper ends separately is valid: the j-th largest is monotone in every entry.
+    """
+    with flint.ctx.workprec(prec + 64):
+        try:
+            eig = flint.acb_mat(flint.arb_mat(C)).eig(multiple=True)
+        except ValueError:
+            return None
+        ends = [_arb_fraction(z.real) for z in eig]
+    lows = sorted((a for a, _ in ends), reverse=True)
+    highs = sorted((b for _, b in ends), reverse=True)
+    return list(zip(lows, highs))
+
+
+def _davis_kahan(s, t, lam, rr, om, d, lo_a, hi_a, F) -> GroupBound:
+    n = len(lam)
+    residual = _sqrt_up(sum(rr[s:t])) + d * _sqrt_up(1 + om)  # ‖A X̂_J − X̂_J Λ̂_J‖₂ (‖X̂_J‖₂² ≤ 1 + ω)
+    res_float = _float_up(residual)
+    a, b = lam[t - 1], lam[s]
+    gaps = ([lo_a[s - 1] - b] if s > 0 else []) + ([a - hi_a[t]] if t < n else [])
+    if not gaps:
+        return GroupBound(s, t, 0.0, None, res_float, "")  # the whole space: no angle
+    gap = min(gaps)
+    if gap <= 0:
+        return GroupBound(s, t, None, None, res_float,
+                          f"eigenvalues {s}..{t - 1} are not separated from the others by the enclosures")
+    f = Fraction(_frobenius_up(F[:, s:t]))
+    denominator = _sqrt_down(1 - om) - f
+    sin = (residual / gap + f) / denominator if denominator > 0 else None
+    if sin is None or sin >= 1:
+        return GroupBound(s, t, None, _float_down(gap), res_float,
+                          f"residual {res_float:.3g} is too large for the gap {float(gap):.3g} (bound ≥ 1)")
+    return GroupBound(s, t, _float_up(sin), _float_down(gap), res_float, "")

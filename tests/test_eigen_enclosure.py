@@ -1,0 +1,278 @@
+"""Rigorous enclosures of float64 eigensystems (certify.eigen_enclosure) against exact spectra."""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import flint
+import mpmath
+import numpy as np
+import pytest
+
+from precise_kpca.numerics.eigen_gallery import centered_gaussian_gram, gaussian_data
+
+ozaki = pytest.importorskip("precise_kpca.backends.ozaki", reason="the exact-product backend is not there yet")
+from precise_kpca.certify.eigen_enclosure import enclose_eigensystem  # noqa: E402 (needs ozaki)
+
+EPS = np.finfo(float).eps
+REF_DPS = 60
+
+
+# -- exact test matrices ----------------------------------------------------------------------------------
+def householder_case(d, seed=0, reflections=3):
+    """A = Q diag(d) Qᵀ with Q a product of rational Householder reflections: exact spectrum and vectors."""
+    n = len(d)
+    rng = np.random.default_rng(seed)
+    Q = flint.fmpq_mat(n, n, [int(i == j) for i in range(n) for j in range(n)])
+    for _ in range(reflections):
+        v = flint.fmpq_mat(n, 1, [int(x) for x in rng.integers(-9, 10, size=n)])
+        vv = (v.transpose() * v)[0, 0]
+        Q = Q * (flint.fmpq_mat(n, n, [int(i == j) for i in range(n) for j in range(n)]) - v * v.transpose() * (2 / vv))
+    D = flint.fmpq_mat(n, n, [flint.fmpq(d[i].numerator, d[i].denominator) if i == j else 0
+                                  for i in range(n) for j in range(n)])
+    A = Q * D * Q.transpose()
+    entries = [Fraction(int(x.p), int(x.q)) for x in A.entries()]
+    q_entries = [Fraction(int(x.p), int(x.q)) for x in Q.entries()]
+    return np.array(entries, dtype=object).reshape(n, n), np.array(q_entries, dtype=object).reshape(n, n)
+
+
+def gram_case(n, sigma_exp2, seed=3):
+    """Centered Gaussian Gram (exact: its mpf entries) as fractions."""
+    A = centered_gaussian_gram(gaussian_data(n, seed=seed), sigma_exp2=sigma_exp2, bits=200)
+    return np.array([Fraction(*_mpf_ratio(x)) for x in A.ravel()], dtype=object).reshape(n, n)
+
+
+def _mpf_ratio(x):
+    sign, man, exp, _ = x._mpf_
+    man = -int(man) if sign else int(man)
+    return (man << exp, 1) if exp >= 0 else (man, 1 << -exp)
+
+
+def fixed_point(A, bits):
+    """(A_hp, delta): A rounded to ``bits`` bits below its largest entry, and a bound on ‖A − A_hp‖_F."""
+    n = A.shape[0]
+    top = max(abs(x) for x in A.ravel())
+    e0 = math.floor(math.log2(top)) + 1 - bits
+    unit = Fraction(2) ** e0
+    ints = np.array([round(x / unit) for x in A.ravel()], dtype=object).reshape(n, n)
+    err2 = sum((x - i * unit) ** 2 for x, i in zip(A.ravel(), ints.ravel()))
+    A_hp = ozaki.FixedMatrix.from_integers(ints, e0, digit_bits=ozaki.digit_bits_for(n))
+    return A_hp, math.nextafter(math.sqrt(float(err2)), math.inf) * (1 + 1e-12)
+
+
+def float_eigensystem(A):
+    w, V = np.linalg.eigh(np.array([[float(x) for x in row] for row in A]))
+    order = np.argsort(-w, kind="stable")
+    return np.ascontiguousarray(w[order]), np.ascontiguousarray(V[:, order])
+
+
+def reference(A):
+    """mpmath.eigsy at REF_DPS: eigenvalues descending and eigenvectors (columns)."""
+    ctx = mpmath.MPContext()
+    ctx.dps = REF_DPS
+    E, Q = ctx.eigsy(ctx.matrix([[ctx.mpf(x.numerator) / x.denominator for x in row] for row in A]))
+    order = sorted(range(A.shape[0]), key=lambda i: -E[i])
+    return ctx, [E[i] for i in order], ctx.matrix([[Q[r, c] for c in order] for r in range(A.shape[0])])
+
+
+def true_sin(ctx, Y, V):
+    """Largest principal-angle sine between span Y (float64 N×m) and span V (orthonormal mp N×m)."""
+    Ym = ctx.matrix(Y.tolist())
+    M = Ym.T * Ym
+    W = V.T * Ym
+    S = M - W.T * W  # Yᵀ(I − VVᵀ)Y
+    L = ctx.cholesky(M)
+    Li = L ** -1
+    values = ctx.eigsy(Li * S * Li.T)[0]
+    return ctx.sqrt(max(max(values), 0))
+
+
+def exact(x):
+    """A Fraction or an mpf (any context) as an exact Fraction."""
+    return x if isinstance(x, Fraction) else Fraction(*_mpf_ratio(x))
+
+
+def contains(enc, i, value):
+    return exact(enc.lower[i]) <= exact(value) <= exact(enc.upper[i])
+
+
+def width(enc, i):
+    return float(exact(enc.upper[i]) - exact(enc.lower[i]))
+
+
+# -- exact spectra ----------------------------------------------------------------------------------------
+DISTINCT = [Fraction(40 - 3 * i, 7) + Fraction(1, 10 ** (i % 4 + 1)) for i in range(12)] + [Fraction(0)] * 4 + \
+    [Fraction(-1, 3 + i) for i in range(8)]
+
+
+@pytest.fixture(scope="module")
+def distinct_case():
+    d = sorted(DISTINCT, reverse=True)
+    A, Q = householder_case(d, seed=1)
+    A_hp, delta = fixed_point(A, 160)
+    values, vectors = float_eigensystem(A)
+    return d, A, Q, A_hp, delta, values, vectors
+
+
+def test_exact_spectrum_contained_and_tight(distinct_case):
+    d, A, Q, A_hp, delta, values, vectors = distinct_case
+    enc = enclose_eigensystem(A_hp, delta, values, vectors, k=4, groups=[(0, 1), (1, 3), (3, 4)])
+    norm = float(d[0])
+    for i, v in enumerate(d):
+        assert contains(enc, i, v), i
+        assert width(enc, i) <= 1e3 * EPS * norm, i  # global-bound scale at least
+    isolated = [i for i, m in enumerate(enc.method) if m == "kato-temple"]
+    assert set(range(12)) <= set(isolated)
+    for i in range(12):
+        assert width(enc, i) <= 1e-25 * norm, i
+    assert "block" in enc.method  # the four exact zeros are one run
+    assert enc.omega <= 100 * EPS and enc.omega > 0
+    assert enc.digits_relative_to_norm["top_k"] >= 25
+    assert enc.norm_bounds[0] <= norm <= enc.norm_bounds[1]
+
+
+def test_group_sin_bounds_hold(distinct_case):
+    d, A, Q, A_hp, delta, values, vectors = distinct_case
+    enc = enclose_eigensystem(A_hp, delta, values, vectors, k=4, groups=[(0, 1), (1, 3), (3, 4)])
+    ctx = mpmath.MPContext()
+    ctx.dps = 80
+    for g in enc.groups:
+        V = ctx.matrix([[ctx.mpf(Q[r, c].numerator) / Q[r, c].denominator for c in range(g.start, g.stop)]
+                        for r in range(len(d))])
+        angle = true_sin(ctx, vectors[:, g.start:g.stop], V)
+        assert g.sin_theta is not None, g.reason
+        assert angle <= g.sin_theta <= 1e3 * EPS, (g, angle)
+
+
+def test_block_bound_on_repeated_eigenvalues():
+    d = [Fraction(5), Fraction(3), Fraction(3), Fraction(3), Fraction(1)] + [Fraction(1, 2 + i) for i in range(20)]
+    A, Q = householder_case(d, seed=2)
+    A_hp, delta = fixed_point(A, 160)
+    values, vectors = float_eigensystem(A)
+    enc = enclose_eigensystem(A_hp, delta, values, vectors, k=5, groups=[(0, 1), (1, 4), (1, 2), (2, 5)])
+    for i, v in enumerate(d):
+        assert contains(enc, i, v), i
+    assert enc.method[1:4] == ("block",) * 3
+    assert max(width(enc, i) for i in range(1, 4)) <= 1e-25 * 5
+    ctx = mpmath.MPContext()
+    ctx.dps = 80
+    V = ctx.matrix([[ctx.mpf(Q[r, c].numerator) / Q[r, c].denominator for c in range(1, 4)] for r in range(len(d))])
+    whole, split, straddle = enc.groups[1], enc.groups[2], enc.groups[3]
+    assert whole.sin_theta is not None and true_sin(ctx, vectors[:, 1:4], V) <= whole.sin_theta <= 1e-12
+    for g in (split, straddle):  # a basis vector of a repeated eigenvalue is not determined: refused
+        assert g.sin_theta is None
+        # λ̂ may sit just outside the true tie: then a tiny positive gap is proven, and the bound is ≥ 1
+        assert "not separated" in g.reason or (g.gap <= 1e3 * EPS * 5 and "bound ≥ 1" in g.reason), g
+
+
+# -- centered Gaussian Grams against mp references --------------------------------------------------------
+@pytest.mark.parametrize("sigma_exp2", [0, 8, 20])
+def test_gaussian_gram_against_reference(sigma_exp2):
+    n, k = 36, 3
+    A = gram_case(n, sigma_exp2)
+    A_hp, delta = fixed_point(A, 140)
+    values, vectors = float_eigensystem(A)
+    enc = enclose_eigensystem(A_hp, delta, values, vectors, k=k)
+    ctx, ref_values, ref_vectors = reference(A)
+    norm = float(abs(ref_values[0]))
+    for i, v in enumerate(ref_values):
+        assert contains(enc, i, v), (i, v, enc.lower[i], enc.upper[i])
+        assert width(enc, i) <= 1e-13 * norm, i
+    for i in range(k):
+        assert enc.method[i] == "kato-temple" and width(enc, i) <= 1e-25 * norm, i
+    for g in enc.groups:
+        angle = true_sin(ctx, vectors[:, g.start:g.stop], ref_vectors[:, g.start:g.stop])
+        assert g.sin_theta is not None and angle <= g.sin_theta <= 1e-10, (g, angle)
+
+
+# -- wrong inputs stay valid, with wider enclosures -------------------------------------------------------
+def test_perturbed_inputs_still_enclose(distinct_case):
+    d, A, Q, A_hp, delta, values, vectors = distinct_case
+    base = enclose_eigensystem(A_hp, delta, values, vectors, k=2)
+    rng = np.random.default_rng(5)
+    shifted = values.copy()
+    shifted[0] += 1e-9 * values[0]
+    bad_column = vectors.copy()
+    bad_column[:, 0] += 1e-7 * rng.standard_normal(len(d))
+    ctx = mpmath.MPContext()
+    ctx.dps = 80
+    V0 = ctx.matrix([[ctx.mpf(Q[r, 0].numerator) / Q[r, 0].denominator] for r in range(len(d))])
+    for vals, vecs in ((shifted, vectors), (values, bad_column)):
+        enc = enclose_eigensystem(A_hp, delta, vals, vecs, k=2)
+        for i, v in enumerate(d):
+            assert contains(enc, i, v), i
+        assert enc.global_radius > 10 * base.global_radius
+        angle = true_sin(ctx, vecs[:, :1], V0)
+        assert angle <= enc.groups[0].sin_theta and enc.groups[0].sin_theta > 10 * base.groups[0].sin_theta
+
+
+def test_perturbed_matrix_within_delta(distinct_case):
+    d, A, Q, _, _, values, vectors = distinct_case
+    n = len(d)
+    rng = np.random.default_rng(6)
+    noise = rng.standard_normal((n, n)) * 1e-20
+    noisy = A + np.array([[Fraction(x) for x in row] for row in (noise + noise.T)], dtype=object)
+    A_hp, rounding = fixed_point(noisy, 200)
+    delta = rounding + 2.01 * float(np.linalg.norm(noise))
+    enc = enclose_eigensystem(A_hp, delta, values, vectors, k=1)
+    for i, v in enumerate(d):
+        assert contains(enc, i, v), i
+        assert width(enc, i) >= 2 * delta
+    assert enc.groups[0].sin_theta is not None
+
+
+# -- input validation -------------------------------------------------------------------------------------
+def test_validation(distinct_case):
+    d, A, Q, A_hp, delta, values, vectors = distinct_case
+    ok = dict(k=2)
+    with pytest.raises(ValueError, match="descending"):
+        enclose_eigensystem(A_hp, delta, values[::-1].copy(), vectors, **ok)
+    with pytest.raises(ValueError, match="shapes"):
+        enclose_eigensystem(A_hp, delta, values[:-1], vectors, **ok)
+    with pytest.raises(ValueError, match="finite"):
+        bad = vectors.copy()
+        bad[0, 0] = np.nan
+        enclose_eigensystem(A_hp, delta, values, bad, **ok)
+    with pytest.raises(ValueError, match="delta"):
+        enclose_eigensystem(A_hp, -1.0, values, vectors, **ok)
+    with pytest.raises(ValueError, match="k must"):
+        enclose_eigensystem(A_hp, delta, values, vectors, k=11)
+    with pytest.raises(ValueError, match="group"):
+        enclose_eigensystem(A_hp, delta, values, vectors, k=2, groups=[(1, 3)])
+    with pytest.raises(TypeError, match="FixedMatrix"):
+        enclose_eigensystem(np.eye(len(d)), delta, values, vectors, **ok)
+    with pytest.raises(ValueError, match="orthonormal"):
+        enclose_eigensystem(A_hp, delta, values, 2 * vectors, **ok)
+    n = len(d)
+    ints = np.array([[int(i == j) + int(i == 0 and j == 1) for j in range(n)] for i in range(n)], dtype=object)
+    with pytest.raises(ValueError, match="symmetric"):
+        enclose_eigensystem(ozaki.FixedMatrix.from_integers(ints, 0, digit_bits=20), delta, values, vectors, **ok)
+
+
+def test_global_bound_with_scaled_columns():
+    """Columns off unit length by 1e-10: X̂ᵀAX̂ moves by ~2e-10·λ, which only Ostrowski's factor covers."""
+    d = [Fraction(5), Fraction(3), Fraction(3), Fraction(3), Fraction(1)] + [Fraction(1, 2 + i) for i in range(20)]
+    A, _ = householder_case(d, seed=4)
+    A_hp, delta = fixed_point(A, 160)
+    values, vectors = float_eigensystem(A)
+    scaled = vectors * (1 + 1e-10 * np.arange(1, len(d) + 1))
+    enc = enclose_eigensystem(A_hp, delta, values, scaled, k=1, max_block=1)
+    assert 1e-10 < enc.omega < 1e-7
+    assert enc.method[1:4] == ("global",) * 3 and enc.method[0] == "kato-temple"
+    for i, v in enumerate(d):
+        assert contains(enc, i, v), i
+
+
+def test_vectors_rounded_to_fewer_bits(distinct_case):
+    """With X̂ read on a 40-bit grid, the certified span is the float64 one: the rounding enters the sin bound."""
+    d, A, Q, A_hp, delta, values, vectors = distinct_case
+    exact_read = enclose_eigensystem(A_hp, delta, values, vectors, k=1)
+    enc = enclose_eigensystem(A_hp, delta, values, vectors, k=1, max_vector_bits=40)
+    for i, v in enumerate(d):
+        assert contains(enc, i, v), i
+    ctx = mpmath.MPContext()
+    ctx.dps = 80
+    V0 = ctx.matrix([[ctx.mpf(Q[r, 0].numerator) / Q[r, 0].denominator] for r in range(len(d))])
+    g = enc.groups[0]
+    assert true_sin(ctx, vectors[:, :1], V0) <= g.sin_theta
+    assert g.sin_theta > 2.0**-41 > 100 * exact_read.groups[0].sin_theta
