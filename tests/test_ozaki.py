@@ -1,0 +1,332 @@
+"""Exactness and error bounds of the Ozaki-scheme fixed-point matrices against Python-integer references."""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from precise_kpca.backends.ozaki import FixedMatrix, column_dots, digit_bits_for, matmul
+
+FAST = settings(max_examples=40, deadline=None)
+
+
+def scaled_ints(m: FixedMatrix, exp2: int) -> np.ndarray:
+    """The exact value of ``m`` as Python ints in units of ``2**exp2`` (which must divide every entry)."""
+    ints, e = m.to_integers()
+    assert e >= exp2
+    return ints * (1 << (e - exp2))
+
+
+def fractions(m: FixedMatrix) -> np.ndarray:
+    ints, e = m.to_integers()
+    return ints * Fraction(2) ** e
+
+
+def same_value(m: FixedMatrix, ints: np.ndarray, exp2: int) -> bool:
+    low = min(m.ulp_exp2, exp2)
+    return bool(np.all(scaled_ints(m, low) == ints * (1 << (exp2 - low))))
+
+
+def round_half_up(x: Fraction, grid_exp2: int) -> Fraction:
+    g = Fraction(2) ** grid_exp2
+    return math.floor(x / g + Fraction(1, 2)) * g
+
+
+@st.composite
+def int_matrices(draw, shape, max_bits=300):
+    """Python-int matrices mixing zeros, small and huge entries of both signs."""
+    rows, cols = shape
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    bits = draw(st.integers(1, max_bits))
+    kind = draw(st.sampled_from(["uniform", "magnitudes", "sparse", "extreme"]))
+    out = np.empty(shape, dtype=object)
+    for i in range(rows):
+        for j in range(cols):
+            width = bits if kind != "magnitudes" else int(rng.integers(0, bits + 1))
+            v = int.from_bytes(rng.bytes(width // 8 + 1), "little") % (1 << width) if width else 0
+            if kind == "sparse" and rng.random() < 0.7:
+                v = 0
+            if kind == "extreme":
+                v = (1 << bits) - 1 if rng.random() < 0.5 else 1 << (bits - 1)
+            out[i, j] = -v if rng.random() < 0.5 else v
+    return out
+
+
+@st.composite
+def product_case(draw):
+    n = draw(st.integers(1, 6))
+    m = draw(st.integers(1, 6))
+    k = draw(st.sampled_from([1, 2, 3, 17, 128, 129, 300]))
+    a = draw(int_matrices((n, k)))
+    b = draw(int_matrices((k, m)))
+    ea = draw(st.integers(-400, 400))
+    eb = draw(st.integers(-400, 400))
+    da = draw(st.one_of(st.none(), st.integers(2, 27)))
+    db = draw(st.one_of(st.none(), st.integers(2, 27)))
+    return a, ea, da, b, eb, db
+
+
+def test_digit_bits_rule():
+    for inner in [1, 2, 127, 128, 129, 200, 1000, 5404, 2**20]:
+        b = digit_bits_for(inner)
+        assert inner * 2 ** (2 * (b - 1)) <= 2**53 or b == 1
+        assert b == 27 or inner * 2 ** (2 * b) > 2**53
+    assert (digit_bits_for(200), digit_bits_for(5404)) == (23, 21)
+    with pytest.raises(ValueError, match="exceeds 2\\*\\*53"):
+        digit_bits_for(2**53 + 1)
+
+
+@FAST
+@given(product_case())
+def test_matmul_exact(case):
+    a_int, ea, da, b_int, eb, db = case
+    a = FixedMatrix.from_integers(a_int, ea, digit_bits=da)
+    b = FixedMatrix.from_integers(b_int, eb, digit_bits=db)
+    assert same_value(a, a_int, ea) and same_value(b, b_int, eb)
+    c = matmul(a, b)
+    assert c.shape == (a_int.shape[0], b_int.shape[1])
+    assert c.error_bound == 0.0
+    assert np.max(np.abs(c.digits)) <= 2.0 ** (c.digit_bits - 1)
+    assert same_value(c, a_int.dot(b_int), ea + eb)
+    # transposed operands are views with Fortran-ordered slices
+    assert same_value(matmul(b.T, a.T), a_int.dot(b_int).T, ea + eb)
+
+
+@pytest.mark.parametrize("sign", ["positive", "alternating"])
+def test_matmul_exact_at_the_digit_width_limit(sign):
+    # inner 128 allows 24-bit digits: every slice GEMM entry reaches exactly 2**53 with maximal digits
+    k, b = 128, 24
+    assert digit_bits_for(k) == b
+    top = 2.0 ** (b - 1)
+    da = np.full((3, 4, k), top)
+    db = np.full((3, k, 5), top)
+    if sign == "alternating":
+        da[1] *= -1
+        db[:, ::2, :] *= -1
+        db[:, :, 1] = -top
+    a = FixedMatrix(da, 0, b)
+    b_ = FixedMatrix(db, 0, b)
+    a_int, ea = a.to_integers()
+    b_int, eb = b_.to_integers()
+    assert same_value(matmul(a, b_), a_int.dot(b_int), ea + eb)
+    # 27-bit digits are too wide for inner 128: both operands are re-split exactly first
+    wide = FixedMatrix.from_integers(a_int, ea, digit_bits=27)
+    assert same_value(matmul(wide, b_), a_int.dot(b_int), ea + eb)
+
+
+@FAST
+@given(product_case(), st.integers(1, 200))
+def test_matmul_truncated_within_bound(case, bits):
+    a_int, ea, da, b_int, eb, db = case
+    a = FixedMatrix.from_integers(a_int, ea, digit_bits=da)
+    b = FixedMatrix.from_integers(b_int, eb, digit_bits=db)
+    c = matmul(a, b, bits=bits)
+    exact = a_int.dot(b_int) * Fraction(2) ** (ea + eb)
+    err = max((abs(x) for x in (fractions(c) - exact).ravel()), default=0)
+    grid = Fraction(2) ** (c.exponent - bits)
+    assert err <= c.error_bound
+    assert c.error_bound <= Fraction(3, 4) * grid
+    assert c.n_digits == -(-bits // c.digit_bits)
+    assert all(x / grid == int(x / grid) for x in fractions(c).ravel())  # on the stated grid
+    top = max((abs(x) for x in exact.ravel()), default=0)
+    assert top <= Fraction(2) ** (c.exponent - 1)
+
+
+def test_matmul_truncated_is_tight_and_skips_work():
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(40, 300))
+    B = rng.normal(size=(300, 7))
+    a = FixedMatrix.from_float64(A, bits=160)
+    b = FixedMatrix.from_float64(B, bits=160)
+    exact = fractions(a).dot(fractions(b))
+    c = matmul(a, b, bits=60)
+    top = max(abs(x) for x in exact.ravel())
+    assert Fraction(2) ** (c.exponent - 3) < top <= Fraction(2) ** (c.exponent - 1)  # exponent within 2 bits
+    err = max(abs(x) for x in (fractions(c) - exact).ravel())
+    assert err <= c.error_bound <= 0.75 * 2.0 ** (c.exponent - 60)
+    assert err > 0.25 * 2.0 ** (c.exponent - 60)  # a real rounding happened: the bound is not vacuous
+
+
+@FAST
+@given(
+    st.lists(st.floats(-1e300, 1e300, allow_nan=False, allow_infinity=False), min_size=1, max_size=12),
+    st.integers(1, 120),
+    st.integers(1, 27),
+)
+def test_from_float64_rounds_to_nearest_on_the_grid(values, bits, digit_bits):
+    a = np.array(values).reshape(1, -1)
+    m = FixedMatrix.from_float64(a, bits=bits, digit_bits=digit_bits)
+    top = float(np.max(np.abs(a)))
+    if top:
+        assert top <= 2.0 ** (m.exponent - 1) and (top > 2.0 ** (m.exponent - 2))
+    got = fractions(m)[0]
+    errors = [abs(g - Fraction(v)) for g, v in zip(got, values)]
+    for g, v in zip(got, values):
+        assert g == round_half_up(Fraction(v), m.exponent - bits)
+    assert m.error_bound == float(max(errors))
+    assert np.max(np.abs(m.digits)) <= 2.0 ** (digit_bits - 1)
+
+
+def test_from_float64_exact_and_round_trip():
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(9, 5)) * np.exp2(rng.integers(-40, 40, size=(9, 5)))
+    A[0, 0] = 0.0
+    A[1, 1] = -(2.0**40)  # the largest entry a negative power of two
+    m = FixedMatrix.from_float64(A, bits=40 + 40 + 60)
+    assert m.error_bound == 0.0
+    assert m.exponent == 41
+    assert np.array_equal(m.to_float64(), A)
+    assert np.all(fractions(m) == np.vectorize(Fraction, otypes=[object])(A))
+
+
+@FAST
+@given(st.integers(1, 150), st.integers(2, 27), st.integers(0, 2**32 - 1))
+def test_rounded(bits, digit_bits, seed):
+    rng = np.random.default_rng(seed)
+    a_int = np.array([[int(x) for x in row] for row in rng.integers(-(2**62), 2**62, size=(3, 4))], dtype=object)
+    a_int = a_int * a_int * a_int  # ~186-bit entries
+    a_int[0, 0] = 0
+    a_int[1, 0] = -(1 << 185) - (1 << 120)  # ties below the grid at many widths
+    m = FixedMatrix.from_integers(a_int, -100, digit_bits=digit_bits)
+    r = m.rounded(bits)
+    assert r.exponent == m.exponent
+    exact = fractions(m)
+    got = fractions(r)
+    for g, x in zip(got.ravel(), exact.ravel()):
+        assert g == round_half_up(x, m.exponent - bits)
+    err = max(abs(g - x) for g, x in zip(got.ravel(), exact.ravel()))
+    assert err <= r.error_bound <= 2.0 ** (m.exponent - bits - 1)
+
+
+def neighbours(x: Fraction) -> tuple[float, float]:
+    f = float(x)
+    return (f, math.nextafter(f, math.inf)) if Fraction(f) <= x else (math.nextafter(f, -math.inf), f)
+
+
+@FAST
+@given(product_case())
+def test_to_float64_faithful_and_words(case):
+    a_int, ea, da, b_int, eb, db = case
+    c = matmul(FixedMatrix.from_integers(a_int, ea % 200 - 100, digit_bits=da),
+               FixedMatrix.from_integers(b_int, eb % 200 - 100, digit_bits=db))
+    exact = fractions(c)
+    f = c.to_float64()
+    for x, y in zip(exact.ravel(), f.ravel()):
+        assert float(y) in neighbours(x)
+    for count in (2, 3):
+        words = c.to_words(count)
+        total = sum((np.vectorize(Fraction, otypes=[object])(w) for w in words))
+        for x, y in zip(exact.ravel(), total.ravel()):
+            assert abs(x - y) <= abs(x) * Fraction(2) ** (-52 * count)
+
+
+def test_to_float64_nearest_on_generic_data():
+    rng = np.random.default_rng(7)
+    a = FixedMatrix.from_float64(rng.normal(size=(30, 200)), bits=120)
+    b = FixedMatrix.from_float64(rng.normal(size=(200, 30)), bits=120)
+    c = matmul(a, b)
+    for x, y in zip(fractions(c).ravel(), c.to_float64().ravel()):
+        assert float(y) == float(x)  # Python's float(Fraction) is correctly rounded
+
+
+@FAST
+@given(st.integers(1, 3), st.integers(1, 160), st.integers(2, 27), st.integers(0, 2**32 - 1))
+def test_from_words_rounds_the_exact_sum(count, bits, digit_bits, seed):
+    rng = np.random.default_rng(seed)
+    hi = rng.normal(size=(4, 5)) * np.exp2(rng.integers(-20, 20, size=(4, 5)))
+    words = [hi]
+    for _ in range(count - 1):
+        words.append(words[-1] * 2.0 ** -rng.integers(40, 60) * rng.choice([-1.0, 1.0], size=hi.shape))
+    words[0][0, 0] = 0.0
+    if count > 1:  # an exact tie of the grid, broken by the lower words in either direction or not at all
+        words[0][1, 1] = 1.5 * 2.0**-60
+        words[1][1, 1] = 0.0
+    m = FixedMatrix.from_words(words, bits=bits, digit_bits=digit_bits)
+    exact = sum(np.vectorize(Fraction, otypes=[object])(w) for w in words)
+    for g, x in zip(fractions(m).ravel(), exact.ravel()):
+        assert g == round_half_up(x, m.exponent - bits)
+    assert max(abs(x) for x in exact.ravel()) <= Fraction(2) ** (m.exponent - 1)
+
+
+def test_from_words_double_word_round_trip():
+    rng = np.random.default_rng(11)
+    a = FixedMatrix.from_float64(rng.normal(size=(6, 6)), bits=60)
+    c = matmul(a, a.T)
+    for count in (2, 3):
+        back = FixedMatrix.from_words(c.to_words(count), bits=150)
+        assert np.all(fractions(back) == fractions(c)) or count == 2
+    back = FixedMatrix.from_words(c.to_words(3), bits=150)
+    assert back.error_bound == 0.0 and np.all(fractions(back) == fractions(c))
+
+
+@FAST
+@given(product_case())
+def test_add_sub_neg_transpose_scale(case):
+    a_int, ea, da, b_int, eb, db = case
+    k = a_int.shape[1]
+    other = b_int[:, :1].T.repeat(a_int.shape[0], axis=0)[:, :k] if b_int.shape[0] == k else a_int
+    a = FixedMatrix.from_integers(a_int, ea, digit_bits=da)
+    b = FixedMatrix.from_integers(other, eb, digit_bits=db)
+    fa, fb = fractions(a), fractions(b)
+    assert np.all(fractions(a + b) == fa + fb)
+    assert np.all(fractions(a - b) == fa - fb)
+    assert np.all(fractions(-a) == -fa)
+    assert np.all(fractions(a.T) == fa.T)
+    assert np.all(fractions(a.scaled2(-37)) == fa * Fraction(2) ** -37)
+    assert np.all(fractions(a.take_columns([0, -1])) == fa[:, [0, -1]])
+    assert np.all(fractions(a.with_digit_bits(2)) == fa)
+    zero = a - a
+    assert np.all(fractions(zero) == 0) and zero.max_abs_bound() <= 2.0 ** (zero.exponent - 2 * zero.digit_bits)
+    bound = a.max_abs_bound()
+    top = max(abs(x) for x in fa.ravel())
+    assert top <= bound <= math.nextafter(float(top + Fraction(2) ** (a.exponent - 2 * a.digit_bits)), math.inf)
+
+
+@FAST
+@given(st.integers(1, 300), st.integers(1, 5), st.integers(2, 27), st.integers(0, 2**32 - 1))
+def test_column_dots_exact(n, m, digit_bits, seed):
+    rng = np.random.default_rng(seed)
+    a = FixedMatrix.from_float64(rng.normal(size=(n, m)) * np.exp2(rng.integers(-30, 30, (n, m))), bits=200,
+                                 digit_bits=digit_bits)
+    b = FixedMatrix.from_float64(-rng.normal(size=(n, m)), bits=90, digit_bits=27)
+    ints, exp2 = column_dots(a, b)
+    fa, fb = fractions(a), fractions(b)
+    for j in range(m):
+        assert Fraction(int(ints[j])) * Fraction(2) ** exp2 == sum(fa[:, j] * fb[:, j])
+
+
+def test_error_bounds_propagate_through_products():
+    rng = np.random.default_rng(5)
+    A = rng.normal(size=(20, 30))
+    B = rng.normal(size=(30, 4))
+    a = FixedMatrix.from_float64(A, bits=20)  # rounds: error_bound > 0
+    b = FixedMatrix.from_float64(B, bits=25)
+    assert a.error_bound > 0 and b.error_bound > 0
+    ideal = np.vectorize(Fraction, otypes=[object])(A).dot(np.vectorize(Fraction, otypes=[object])(B))
+    for c in (matmul(a, b), matmul(a, b, bits=30), (a @ b).rounded(12)):
+        err = max(abs(x) for x in (fractions(c) - ideal).ravel())
+        assert err <= c.error_bound
+
+
+def test_errors_name_the_shapes():
+    a = FixedMatrix.from_float64(np.ones((3, 4)), bits=10)
+    b = FixedMatrix.from_float64(np.ones((5, 2)), bits=10)
+    with pytest.raises(ValueError, match=r"\(3, 4\).*\(5, 2\)"):
+        matmul(a, b)
+    with pytest.raises(ValueError, match=r"\(3, 4\).*\(5, 2\)"):
+        column_dots(a, b)
+    with pytest.raises(ValueError, match=r"\(3, 4\) and \(5, 2\)"):
+        a + b
+    with pytest.raises(ValueError, match="bits"):
+        matmul(a, a.T, bits=0)
+    with pytest.raises(ValueError, match="digit_bits"):
+        FixedMatrix.from_float64(np.ones((2, 2)), bits=10, digit_bits=28)
+    with pytest.raises(ValueError, match="nan or infinite"):
+        FixedMatrix.from_float64(np.array([[np.nan]]), bits=10)
+    with pytest.raises(ValueError, match=r"different shapes"):
+        FixedMatrix.from_words([np.ones((2, 2)), np.ones((2, 3))], bits=10)
