@@ -2,8 +2,9 @@
 
 Certifying eigen measures at N in the thousands by a second, high-precision eigensystem costs O(N³) in
 multiprecision. Here the float64 eigensystem ``(λ̂, X̂)`` itself is certified: everything below follows from
-two exact N×N products (``P = A_hp X̂`` and ``G = X̂ᵀX̂``, :mod:`precise_kpca.backends.ozaki`, float64 BLAS
-underneath) and three exact column dot products (``‖x̂ᵢ‖²``, ``x̂ᵢᵀPᵢ``, ``‖Pᵢ‖²``).
+two N×N Ozaki products (``P = A_hp X̂`` exact, ``G = X̂ᵀX̂`` to 2⁻⁸⁰ with a rigorous error bound;
+:mod:`precise_kpca.backends.ozaki`, float64 BLAS underneath), three exact column dot products (``‖x̂ᵢ‖²``, ``x̂ᵢᵀPᵢ``, ``‖Pᵢ‖²``) and a few float64 GEMMs
+with a-priori error bounds (spectral norms of ``R`` and ``G − I``).
 
 Setting. The exact symmetric ``A`` (N×N) is known as ``A_hp`` (exact fixed point, symmetric) with
 ``‖A − A_hp‖_F ≤ delta``. All bounds are first proven for ``A_hp`` and then moved to ``A`` by Weyl
@@ -14,7 +15,11 @@ matrix actually multiplied (the float64 vectors, exact in fixed point unless the
 Exact quantities (python integers / ``Fraction``): with ``rᵢ = A_hp x̂ᵢ − λ̂ᵢ x̂ᵢ``,
 ``‖rᵢ‖² = ‖Pᵢ‖² − 2λ̂ᵢ x̂ᵢᵀPᵢ + λ̂ᵢ²‖x̂ᵢ‖²`` and the Rayleigh quotient ``θᵢ = x̂ᵢᵀPᵢ / ‖x̂ᵢ‖²`` are exact
 rationals; the residual of the normalised vector at its Rayleigh quotient is
-``εᵢ² = (‖rᵢ‖² − (θᵢ − λ̂ᵢ)²‖x̂ᵢ‖²) / ‖x̂ᵢ‖²``, also exact.
+``εᵢ² = (‖rᵢ‖² − (θᵢ − λ̂ᵢ)²‖x̂ᵢ‖²) / ‖x̂ᵢ‖²``, also exact. ``R = A_hp X̂ − X̂Λ̂`` itself is formed as an exact
+fixed-point difference (``X̂Λ̂`` from Dekker's exact two-product words) and read out in float64 with a bound on
+the read-out error; its spectral norm, and ω ≥ ‖X̂ᵀX̂ − I‖₂, are bounded by Schatten norms
+``‖M‖₂ ≤ ‖(MᵀM)ᵀ(MᵀM)‖_F^{1/4}`` (float64 GEMMs, error ≤ γ_n|M|ᵀ|M| entrywise): a factor ~N^{1/8} above the
+spectral norm instead of the Frobenius norm's ~N^{1/2}.
 
 Theorems used:
 
@@ -24,7 +29,8 @@ Theorems used:
    ``ω ≥ ‖G − I‖₂ < 1`` and ``W = X̂G^{-1/2}`` (orthonormal), ``WᵀA_hp W`` has A_hp's eigenvalues and
    ``WᵀA_hp W − Λ̂ = WᵀR G^{-1/2} + [S, Λ̂] G^{-1/2}`` with ``S = G^{1/2} − I``, ``‖S‖₂ ≤ s = 1 − √(1 − ω)``
    and ``‖[S, Λ̂]‖₂ ≤ ‖S‖₂ (λ̂₁ − λ̂_N)`` (shift Λ̂ by its midpoint). Hence every
-   ``|λᵢ(A_hp) − λ̂ᵢ| ≤ ρ = (‖R‖_F + s (λ̂₁ − λ̂_N)) / √(1 − ω)``, width ~ ``‖R‖_F + ω‖A‖``.
+   ``|λᵢ(A_hp) − λ̂ᵢ| ≤ ρ = (‖R‖₂ + s (λ̂₁ − λ̂_N)) / √(1 − ω)``, width ~ ``‖R‖₂ + ω‖A‖/2``
+   (the difference of the two symmetric matrices is symmetric, so Weyl applies).
 3. *Kato–Temple* (Kato 1949; Parlett, The Symmetric Eigenvalue Problem, Thm 10.5.1): for a unit u with
    Rayleigh quotient θ and residual ε = ‖(A − θ)u‖, if ``α < θ < β`` and the eigenvalue λ is the only one
    of A in ``(α, β)`` (all others ≤ α or ≥ β), then ``θ − ε²/(β − θ) ≤ λ ≤ θ + ε²/(θ − α)``. Used for
@@ -38,8 +44,9 @@ Theorems used:
    ``AU − UK`` bounds it; K = M^{1/2}Λ̂_J M^{-1/2} gives ``R_J M^{-1/2}``). By Weyl the eigenvalues of
    ``diag(H₁, H₂)`` are within ε of A_hp's, so if every μ lies in ``(hi_t + ε, lo_{s−1} − ε)`` the μ fill
    exactly the positions J and ``η ≥ min_μ dist(μ, outside that interval)``.
-5. *Davis–Kahan sin Θ* (Davis & Kahan 1970; Bhatia, Matrix Analysis, Thm VII.3.1 and its Sylvester-
-   equation form): for symmetric A and diagonal ``Λ̂_J`` with eigenvalues in ``[a, b]``, and the
+5. *Davis–Kahan sin Θ* (Davis & Kahan 1970; Bhatia, Matrix Analysis, §VII.3, in its Sylvester-equation
+   form ``‖Z‖ ≤ ‖ΛZ − ZK‖/δ`` for Hermitian Λ, K with spectra separated by an interval and δ): for
+   symmetric A and diagonal ``Λ̂_J`` with eigenvalues in ``[a, b]``, and the
    eigenvalues of A outside J in ``ℝ \\ (a − δ, b + δ)``, the complementary eigenvectors satisfy
    ``‖V_⊥ᵀY‖₂ ≤ ‖AY − YΛ̂_J‖₂ / δ``. Principal angles depend on the span only:
    ``‖sin Θ(span Y, span V_J)‖₂ = ‖V_⊥ᵀY M^{-1/2}‖₂ ≤ (‖R_J‖₂ + delta√(1+ω)) / (σ_min(Y) δ)``, with
@@ -47,9 +54,11 @@ Theorems used:
 
 Rounding: every scalar step is exact rational arithmetic (``Fraction``, python integers) or an explicit
 directed rounding (square roots rounded up/down via ``isqrt``; results rounded outward to ``prec``-bit
-mpf). The only float64 reductions are the Frobenius norm behind ω (relative error ≤ (n + 4)·2⁻⁵¹ for a
-sum of n squares, covered by a round-up margin) and the read-out of G (≤ 2 ulp per entry, covered the
-same way). Ritz values of blocks are enclosed by Arb (python-flint ``acb_mat.eig``).
+mpf). float64 enters only through explicit a-priori bounds: faithful read-outs of G and R (≤ 2 ulp per
+entry, plus digits flushed below 2⁻¹⁰⁷⁴), Frobenius norms (relative error ≤ (n + 4)·2⁻⁵¹ for n squares,
+covered by a round-up margin) and GEMMs (``|fl(MᵀM) − MᵀM| ≤ γ_n|M|ᵀ|M|`` for any summation order, with or
+without FMA; BLAS dgemm uses no Strassen-type algorithm). Ritz values of blocks are enclosed by Arb
+(python-flint ``acb_mat.eig``).
 """
 from __future__ import annotations
 
@@ -69,7 +78,9 @@ __all__ = ["EigenEnclosure", "GroupBound", "enclose_eigensystem"]
 
 _MAX_K = 10
 _SQRT_BITS = 64  # relative accuracy 2**-64 of the directed square roots
-_READOUT_MARGIN = 1 + 2.0**-49  # covers ≤ 2 ulp per entry of the float64 read-out of X̂ᵀX̂ − I
+_COLUMN_BLOCK = 512  # columns of R formed at a time
+_GRAM_BITS = 80  # X̂ᵀX̂ to 2**-80: its rounding adds ~N·2**-81 to ω ~ 1e-14, and saves half of its GEMMs
+_PRODUCT_BITS = 128  # grid of X̂Λ̂ below its largest entry: rounding ~2**-129 ‖A‖, far below the residual
 
 
 @dataclass(frozen=True)
@@ -116,6 +127,8 @@ class EigenEnclosure:
         Upper bounds on ``‖A x̂ᵢ − λ̂ᵢ x̂ᵢ‖₂``.
     residual_frobenius : float
         Upper bound on ``‖A X̂ − X̂ Λ̂‖_F``.
+    residual_spectral : float
+        Upper bound on ``‖A X̂ − X̂ Λ̂‖₂``.
     omega : float
         Upper bound on ``‖X̂ᵀX̂ − I‖₂``.
     global_radius : float
@@ -136,6 +149,7 @@ class EigenEnclosure:
     rayleigh: np.ndarray
     residual_norms: np.ndarray
     residual_frobenius: float
+    residual_spectral: float
     omega: float
     global_radius: float
     delta: float
@@ -160,8 +174,10 @@ class EigenEnclosure:
 
     def ball(self, i: int) -> flint.arb:
         """Enclosure of λᵢ(A) as an Arb ball (contains ``[lower[i], upper[i]]``)."""
-        lo, hi = (flint.arb(flint.fmpq(*_mpf_ratio(v))) for v in (self.lower[i], self.upper[i]))
-        return lo.union(hi)
+        ends = (self.lower[i], self.upper[i])
+        with flint.ctx.workprec(max(v._mpf_[3] for v in ends) + 2):  # the dyadic endpoints convert exactly
+            lo, hi = (flint.arb(flint.fmpq(*_mpf_ratio(v))) for v in ends)
+            return lo.union(hi)
 
 
 def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, max_vector_bits: int = 128,
@@ -200,11 +216,15 @@ def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, ma
     # A float64 rounded to a coarser grid is a float64 again, so to_float64 (faithful) returns it exactly;
     # F = X̂ − (what was multiplied) is then exact too (a float minus its rounding to a coarser grid).
     F = vectors - X.to_float64() if X.error_bound else np.zeros_like(vectors)
-    P = ozaki.matmul(A_hp, X)
-    G = ozaki.matmul(X.T, X)
     xx = _fractions(*ozaki.column_dots(X, X))
+    omega = _omega(ozaki.matmul(X.T, X, bits=_GRAM_BITS), xx)
+    if not omega < 1:
+        raise ValueError(f"the vectors are far from orthonormal (‖X̂ᵀX̂ − I‖₂ ≤ {omega:.3g} is not < 1)")
+    P = ozaki.matmul(A_hp, X)
     xp = _fractions(*ozaki.column_dots(X, P))
     pp = _fractions(*ozaki.column_dots(P, P))
+    R, r_err = _residual_matrix(P, X, vectors - F, values)
+    del P
     products = time.perf_counter()
 
     lam = [Fraction(float(v)) for v in values]
@@ -213,12 +233,14 @@ def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, ma
         raise ArithmeticError("negative squared residual: the products are not exact")
     theta = [q / x for q, x in zip(xp, xx)]
     eps2 = [(r - (t - lv) ** 2 * x) / x for r, t, lv, x in zip(rr, theta, lam, xx)]
-    omega = _omega(G, xx)
-    if not omega < 1:
-        raise ValueError(f"the vectors are far from orthonormal (‖X̂ᵀX̂ − I‖₂ ≤ {omega:.3g} is not < 1)")
     om = Fraction(omega)
     rr_total = sum(rr)
-    rho = (_sqrt_up(rr_total) + (1 - _sqrt_down(1 - om)) * (lam[0] - lam[-1])) / _sqrt_down(1 - om)
+
+    def residual_norm(s, t):  # ‖A_hp X̂_J − X̂_J Λ̂_J‖₂ ≤ min(exact Frobenius, spectral bound of the float64 R)
+        return min(_sqrt_up(sum(rr[s:t])), _spectral_up(R[:, s:t], r_err, levels=1))
+
+    residual_all = residual_norm(0, n)
+    rho = (residual_all + (1 - _sqrt_down(1 - om)) * (lam[0] - lam[-1])) / _sqrt_down(1 - om)
     lo = [v - rho for v in lam]
     hi = [v + rho for v in lam]
     method = ["global"] * n
@@ -229,7 +251,7 @@ def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, ma
             bound = _kato_temple(theta[s], eps2[s], hi[s + 1] if s + 1 < n else None, lo[s - 1] if s > 0 else None)
             tag = "kato-temple"
         elif t - s <= max_block:
-            bound = _block(A_hp, X.take_columns(np.arange(s, t)), s, rr, om, lo, hi, prec)
+            bound = _block(A_hp, X.take_columns(np.arange(s, t)), s, residual_norm(s, t), om, lo, hi, prec)
             tag = "block"
         else:
             continue
@@ -246,7 +268,7 @@ def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, ma
     hi_a = [v + d for v in new_hi]
 
     sqrt_xx = [_sqrt_up(x) for x in xx]
-    group_bounds = tuple(_davis_kahan(s, t, lam, rr, om, d, lo_a, hi_a, F) for s, t in groups)
+    group_bounds = tuple(_davis_kahan(s, t, lam, residual_norm(s, t), om, d, lo_a, hi_a, F) for s, t in groups)
     norm_lo = max(lo_a[0], -hi_a[-1], Fraction(0))
     norm_hi = max(hi_a[0], -lo_a[-1])
     return EigenEnclosure(
@@ -256,6 +278,7 @@ def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, ma
         rayleigh=np.array([_mpf(t, prec, libmp.round_nearest) for t in theta], dtype=object),
         residual_norms=np.array([_float_up(_sqrt_up(r) + d * s) for r, s in zip(rr, sqrt_xx)]),
         residual_frobenius=_float_up(_sqrt_up(rr_total) + d * _sqrt_up(1 + om) * _sqrt_up(Fraction(n))),
+        residual_spectral=_float_up(residual_all + d * _sqrt_up(1 + om)),
         omega=omega,
         global_radius=_float_up(rho),
         delta=float(delta),
@@ -284,6 +307,8 @@ def _validate(A_hp, delta, values, vectors, k, groups):
                          "expected (N, N), (N,), (N, N)")
     if not (np.all(np.isfinite(values)) and np.all(np.isfinite(vectors))):
         raise ValueError("values and vectors must be finite")
+    if np.max(np.abs(values)) >= 2.0**900:
+        raise ValueError("values must be below 2**900 in magnitude (exact two-products of X̂Λ̂ in float64)")
     if np.any(np.diff(values) > 0):
         raise ValueError("values must be sorted in descending order (with the vectors' columns alike)")
     if isinstance(delta, bool) or not isinstance(delta, (int, float, Fraction, np.floating, np.integer)):
@@ -303,7 +328,9 @@ def _validate(A_hp, delta, values, vectors, k, groups):
 
 
 def _is_symmetric(A_hp) -> bool:
-    return not (A_hp - A_hp.T).digits.any()  # exact difference
+    digits = A_hp.digits
+    # equal digits are equal values; unequal digits may still be one value (non-canonical digits): decide exactly
+    return np.array_equal(digits, digits.transpose(0, 2, 1)) or not (A_hp - A_hp.T).digits.any()
 
 
 def _exact_bits(a: np.ndarray) -> int:
@@ -373,10 +400,72 @@ def _arb_fraction(x: flint.arb) -> tuple[Fraction, Fraction]:
 
 # -- bounds -----------------------------------------------------------------------------------------------
 def _omega(G, xx) -> float:
-    """ω ≥ ‖X̂ᵀX̂ − I‖₂ through the Frobenius norm; the diagonal Gᵢᵢ − 1 comes from the exact column dots."""
+    """ω ≥ ‖X̂ᵀX̂ − I‖₂ from G = X̂ᵀX̂ rounded with a rigorous ``error_bound``; the diagonal Gᵢᵢ − 1 comes from
+    the exact column dots."""
     E = G.to_float64()
     np.fill_diagonal(E, [float(x - 1) for x in xx])
-    return _frobenius_up(E) * _READOUT_MARGIN + E.size * 2.0**-1000  # + digits flushed below 2**-1074
+    # G's rounding, the faithful read-out (≤ 2 ulp per entry) and digits flushed below 2**-1074
+    err = (Fraction(_frobenius_up(E)) * Fraction(2) ** -51
+           + E.shape[0] * (Fraction(G.error_bound) + Fraction(2) ** -1060))
+    return _float_up(_spectral_up(E, err, levels=2))
+
+
+def _residual_matrix(P, X, x, values):
+    """float64 R̃ ≈ R = A_hp X̂ − X̂ Λ̂ and a bound on ‖R − R̃‖_F, in column blocks (memory ~ a few N × 512).
+
+    X̂Λ̂ enters as Dekker's exact two-product words (error ≤ 2**-1071 per entry, from underflow only), rounded
+    once to a 128-bit grid by ``from_words`` (error recorded in its ``error_bound``); R is then an exact
+    fixed-point difference, read out faithfully (≤ 2 ulp).
+    """
+    n = x.shape[0]
+    out = np.empty_like(x)
+    entry_err = Fraction(0)
+    for start in range(0, n, _COLUMN_BLOCK):
+        cols = np.arange(start, min(n, start + _COLUMN_BLOCK))
+        hi, lo = _two_product(x[:, cols], values[None, cols])
+        XL = ozaki.FixedMatrix.from_words([hi, lo], bits=_PRODUCT_BITS, digit_bits=P.digit_bits)
+        out[:, cols] = (P.take_columns(cols) - XL).to_float64()
+        entry_err = max(entry_err, Fraction(XL.error_bound))
+    err = Fraction(_frobenius_up(out)) * Fraction(2) ** -51 + n * (entry_err + Fraction(2) ** -1060)
+    return out, err
+
+
+def _two_product(a: np.ndarray, b: np.ndarray):
+    """Dekker's TwoProduct: a·b = hi + lo exactly barring underflow (then |error| ≤ 2**-1071); |a|,|b| < 2**995."""
+    hi = a * b
+    a1, a2 = _veltkamp(a)
+    b1, b2 = _veltkamp(b)
+    lo = ((a1 * b1 - hi) + a1 * b2 + a2 * b1) + a2 * b2
+    return hi, lo
+
+
+def _veltkamp(a: np.ndarray):
+    c = 134217729.0 * a  # 2**27 + 1
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def _spectral_up(M: np.ndarray, err: Fraction, levels: int) -> Fraction:
+    """Upper bound on ‖M'‖₂ for every M' with ‖M' − M‖_F ≤ err (M float64, shape (n, m)).
+
+    ``‖M‖₂ = ‖MᵀM‖₂^{1/2}`` applied ``levels`` times (Schatten 4, 8, … norms: for N×N matrices of similar
+    singular values N^{1/4}, N^{1/8}, … from ‖·‖₂ instead of N^{1/2}), Frobenius at the bottom. The float64
+    GEMM obeys ``|fl(MᵀM) − MᵀM| ≤ γ_n |M|ᵀ|M|`` entrywise for any summation order, with or without FMA (not
+    for Strassen-type products, which BLAS dgemm does not use); ``‖|M|ᵀ|M|‖_F ≤ ‖M‖_F²``.
+    """
+    if levels == 0 or min(M.shape) == 0:
+        return Fraction(_frobenius_up(M)) + err
+    top = float(np.max(np.abs(M)))
+    if top == 0:
+        return err
+    e = math.frexp(top)[1]
+    S = np.ldexp(M, -e)  # exact unless scaling down underflows: ≤ 2**-1075 per entry (absorbed below)
+    n = S.shape[0]
+    C = S.T @ S
+    frob = Fraction(_frobenius_up(S))
+    gamma = Fraction(n, 2**53 - n)
+    err_c = gamma * frob * frob + S.size * Fraction(2) ** -1000  # + underflow in the scaling and the products
+    return _sqrt_up(_spectral_up(C, err_c, levels - 1)) * Fraction(2) ** e + err
 
 
 def _frobenius_up(M: np.ndarray) -> float:
@@ -411,7 +500,7 @@ def _kato_temple(theta: Fraction, eps2: Fraction, alpha, beta):
     return [(low, high)]
 
 
-def _block(A_hp, Y, s, rr, om, lo, hi, prec):
+def _block(A_hp, Y, s, residual, om, lo, hi, prec):
     """Li–Li bound around the Ritz values of span Y = X̂[:, s:t]; None when they are not separated."""
     n, t = len(lo), s + Y.shape[1]
     H = _fmpq_matrix(ozaki.matmul(Y.T, ozaki.matmul(A_hp, Y)))
@@ -419,7 +508,7 @@ def _block(A_hp, Y, s, rr, om, lo, hi, prec):
     ritz = _ritz_values(M.solve(H), prec)
     if ritz is None:
         return None
-    eps = _sqrt_up(sum(rr[s:t]) / (1 - om))  # ‖R_J‖_F / σ_min(Y), σ_min(Y)² ≥ 1 − ω
+    eps = residual / _sqrt_down(1 - om)  # ‖R_J‖₂ / σ_min(Y), σ_min(Y)² ≥ 1 − ω
     above = lo[s - 1] - eps if s > 0 else None
     below = hi[t] + eps if t < n else None
     dists = [d for r_lo, r_hi in ritz for d in ((above - r_hi) if above is not None else None,
@@ -456,9 +545,9 @@ def _ritz_values(C: flint.fmpq_mat, prec: int):
     return list(zip(lows, highs))
 
 
-def _davis_kahan(s, t, lam, rr, om, d, lo_a, hi_a, F) -> GroupBound:
+def _davis_kahan(s, t, lam, residual_hp, om, d, lo_a, hi_a, F) -> GroupBound:
     n = len(lam)
-    residual = _sqrt_up(sum(rr[s:t])) + d * _sqrt_up(1 + om)  # ‖A X̂_J − X̂_J Λ̂_J‖₂ (‖X̂_J‖₂² ≤ 1 + ω)
+    residual = residual_hp + d * _sqrt_up(1 + om)  # ‖A X̂_J − X̂_J Λ̂_J‖₂ (‖X̂_J‖₂² ≤ 1 + ω)
     res_float = _float_up(residual)
     a, b = lam[t - 1], lam[s]
     gaps = ([lo_a[s - 1] - b] if s > 0 else []) + ([a - hi_a[t]] if t < n else [])
