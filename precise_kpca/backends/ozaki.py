@@ -29,6 +29,8 @@ from fractions import Fraction
 import numpy as np
 
 _MAX_DIGIT_BITS = 27  # one product of two 27-bit balanced digits is 2**52: the widest exact single product
+_STACK_BYTES = 1 << 26  # thin products whose slice GEMM results all fit in this many bytes do them side by side
+_THIN = 64  # at most this many columns of b (rows of a) make a product thin
 
 
 def digit_bits_for(inner: int) -> int:
@@ -61,8 +63,11 @@ def _check_bits(bits) -> int:
 
 
 def _up(x: Fraction | float) -> float:
-    """The least float64 >= x (x >= 0)."""
-    f = float(x)
+    """The least float64 >= x (x >= 0); inf beyond float64's range."""
+    try:
+        f = float(x)
+    except OverflowError:
+        return math.inf
     return f if Fraction(f) >= x else math.nextafter(f, math.inf)
 
 
@@ -553,32 +558,85 @@ def _common_split(a: FixedMatrix, b: FixedMatrix, inner: int) -> tuple[FixedMatr
     return a.with_digit_bits(bd), b.with_digit_bits(bd), bd
 
 
-def _product_digits(A: np.ndarray, B: np.ndarray, b: int, base: int, kmax: int, p0: np.ndarray | None):
+class _SliceProducts:
+    """The exact slice GEMMs ``A[l] @ B[m]`` of a product, delivered level by level (``l + m == k``).
+
+    Thin products (few columns of ``B`` or few rows of ``A``) compute all of them first, as one GEMM per slice
+    of the wide operand against the side-by-side slices of the thin one, so the wide operand is read once
+    instead of once per slice of the thin one. Symmetric products ``aᵀa`` compute one GEMM per pair ``l <= m``
+    and add it with its transpose for the pair ``(m, l)``.
+    """
+
+    def __init__(self, A: np.ndarray, B: np.ndarray, kmax: int, symmetric: bool):
+        self.A, self.B, self.symmetric = A, B, symmetric
+        La, Lb = A.shape[0], B.shape[0]
+        n, inner, m = A.shape[1], A.shape[2], B.shape[2]
+        self.cache = {}
+        self.buf = None
+        if symmetric or La * Lb * n * m * 8 > _STACK_BYTES or min(n, m) > _THIN:
+            return
+        if m <= n:
+            side_by_side = np.ascontiguousarray(B.transpose(1, 0, 2)).reshape(inner, Lb * m)
+            for l in range(min(La, kmax + 1)):
+                w = min(Lb, kmax - l + 1)
+                g = A[l] @ side_by_side[:, : w * m]
+                self.cache.update({(l, j): g[:, j * m : (j + 1) * m] for j in range(w)})
+        else:
+            stacked = np.ascontiguousarray(A).reshape(La * n, inner)
+            for j in range(min(Lb, kmax + 1)):
+                h = min(La, kmax - j + 1)
+                g = stacked[: h * n] @ B[j]
+                self.cache.update({(l, j): g[l * n : (l + 1) * n] for l in range(h)})
+
+    def gemm(self, l: int, m: int) -> np.ndarray:
+        g = self.cache.pop((l, m), None)
+        if g is None:
+            if self.buf is None:
+                self.buf = np.empty((self.A.shape[1], self.B.shape[2]))
+            g = np.matmul(self.A[l], self.B[m], out=self.buf)
+        return g
+
+    def add_level(self, k: int, acc: np.ndarray) -> None:
+        """acc += Σ_{l+m=k} A[l] @ B[m] (int64; every GEMM entry is an integer of magnitude <= 2**53)."""
+        La, Lb = self.A.shape[0], self.B.shape[0]
+        for l in range(max(0, k - Lb + 1), min(La, k + 1)):
+            m = k - l
+            if self.symmetric and l > m:
+                continue
+            g = self.gemm(l, m)
+            np.add(acc, g, out=acc, dtype=np.int64, casting="unsafe")
+            if self.symmetric and l < m:
+                np.add(acc, g.T, out=acc, dtype=np.int64, casting="unsafe")
+
+
+def _product_digits(slices: _SliceProducts, b: int, base: int, kmax: int):
     """Balanced digits and exponent of ``2**base Σ_{l+m<=kmax} A[l] @ B[m] 2**(-b(l+m))``, leading zero digits
     dropped.
 
-    One int64 accumulator per level, filled by exact slice GEMMs (``p0`` is ``A[0] @ B[0]`` if already known);
-    after a level is complete its low digit is split off and the rest is the carry into the next level.
+    One int64 accumulator is filled level by level, least significant first; once a level is complete its low
+    digit is split off and the rest is the carry into the next level.
     """
-    La, Lb = A.shape[0], B.shape[0]
-    shape = (A.shape[1], B.shape[2])
-    out = np.empty((kmax + 2,) + shape)  # one leading digit for the carry out of level 0
-    acc = np.zeros(shape, dtype=np.int64)
-    buf = np.empty(shape)
+    A, B = slices.A, slices.B
+    La, Lb, inner = A.shape[0], B.shape[0], A.shape[2]
+    n, m = A.shape[1], B.shape[2]
+    # leading digits above level 0: |value| <= inner 2**(2b-2) Σ_l 2**(-bl) Σ_m 2**(-bm) level-0 units must
+    # stay within the range 2**(b(t+1)-1) of t digits above level 0 plus the digits below
+    bound = (inner << (2 * b - 2)) * _geometric(b, La) * _geometric(b, Lb)
+    t = 1
+    while bound > 1 << (b * (t + 1) - 1):
+        t += 1
+    out = np.empty((kmax + 1 + t, n, m))
+    acc = np.zeros((n, m), dtype=np.int64)
     for k in range(kmax, -1, -1):
-        for l in range(max(0, k - Lb + 1), min(La, k + 1)):
-            if k == 0 and p0 is not None:
-                g = p0
-            else:
-                g = np.matmul(A[l], B[k - l], out=buf)
-            np.add(acc, g, out=acc, dtype=np.int64, casting="unsafe")  # g is integer-valued, |g| <= 2**53
-        out[k + 1] = _split_low(acc, b)
+        slices.add_level(k, acc)
+        out[k + t] = _split_low(acc, b)
+    for i in range(t - 1, 0, -1):
+        out[i] = _split_low(acc, b)
     out[0] = _split_top(acc, b)
-    prefix = _finish_top(acc, b)
-    if prefix:
-        out = np.concatenate([np.stack(prefix).astype(np.float64), out])
-    # digit i has unit 2**(base - b(i - 1 - len(prefix))) = 2**(e - b(i+1))
-    e = base + b * (2 + len(prefix))
+    if acc.any():
+        raise RuntimeError("internal error: carry out of the product's leading digit despite the bound")
+    # digit i has unit 2**(base - b(i - t)) = 2**(e - b(i+1))
+    e = base + b * (t + 1)
     lead = 0
     while lead < out.shape[0] - 1 and not out[lead].any():
         lead += 1
@@ -627,12 +685,18 @@ def matmul(a: FixedMatrix, b: FixedMatrix, *, bits: int | None = None) -> FixedM
         bits = _check_bits(bits)
     inner = a.shape[1]
     inherited = _propagated(a, b, inner)
-    a, b, bd = _common_split(a, b, inner)
+    symmetric = _is_transpose_of(a, b)
+    if symmetric:  # re-split once, and keep the two operands views of one array
+        b = b.with_digit_bits(min(b.digit_bits, digit_bits_for(inner)))
+        a, bd = b.T, b.digit_bits
+    else:
+        a, b, bd = _common_split(a, b, inner)
     A, B = a.digits, b.digits
     La, Lb = A.shape[0], B.shape[0]
     base = a.exponent + b.exponent - 2 * bd  # unit of the level-0 slice product A[0] @ B[0]
     if bits is None:
-        digits, e = _product_digits(A, B, bd, base, La + Lb - 2, None)
+        kmax = La + Lb - 2
+        digits, e = _product_digits(_SliceProducts(A, B, kmax, symmetric), bd, base, kmax)
         return FixedMatrix(digits, e, bd, _up(inherited))
     p0 = np.matmul(A[0], B[0])
     gemm_bound = inner << (2 * bd - 2)  # |entries of one slice GEMM|
@@ -648,14 +712,35 @@ def matmul(a: FixedMatrix, b: FixedMatrix, *, bits: int | None = None) -> FixedM
         if more > _pow2(grid - 2):
             break
         kmax, skipped = kmax - 1, more
-    digits, e = _product_digits(A, B, bd, base, kmax, p0)
+    slices = _SliceProducts(A, B, kmax, symmetric)
+    slices.cache.setdefault((0, 0), p0)
     del p0
+    digits, e = _product_digits(slices, bd, base, kmax)
+    del slices
     n = -(-bits // bd)
     levels, inexact = _levels(digits, bd, e, b_dst=bd, e_dst=E, n_dst=n, grid=grid)
     del digits
     out, prefix = _normalize(levels, bd)
     error = inherited + skipped + (_pow2(grid - 1) if inexact else 0)
     return FixedMatrix(out, E + bd * prefix, bd, _up(error))
+
+
+def _is_transpose_of(a: FixedMatrix, b: FixedMatrix) -> bool:
+    """Whether ``a`` is ``b.T`` over the same memory (then ``a @ b`` is symmetric: half the slice GEMMs)."""
+    da, db = a.digits, b.digits.transpose(0, 2, 1)
+    return (
+        a.exponent == b.exponent
+        and a.digit_bits == b.digit_bits
+        and da.shape == db.shape
+        and da.strides == db.strides
+        and da.__array_interface__["data"][0] == db.__array_interface__["data"][0]
+    )
+
+
+def matmul_transpose_self(a: FixedMatrix, *, bits: int | None = None) -> FixedMatrix:
+    """``aᵀa`` (shape (m, m) for ``a`` of shape (n, m)); same as ``matmul(a.T, a, bits=bits)``, which also
+    recognises the pair and computes only the slice GEMMs ``l <= m``."""
+    return matmul(a.T, a, bits=bits)
 
 
 def _geometric(b: int, n: int) -> Fraction:
