@@ -282,6 +282,32 @@ def test_from_words_rounds_the_exact_sum(count, bits, digit_bits, seed):
     assert max(abs(x) for x in exact.ravel()) <= Fraction(2) ** (m.exponent - 1)
 
 
+@pytest.mark.parametrize("count", [2, 3])
+def test_from_words_sum_just_below_a_tie(count):
+    # hi's and lo's parts below the guard grid u (one digit below the grid) are u/2 and (1/2 - 2**-54) u: their
+    # float sum rounds to exactly u, the exact sum is below it, and the total lies just below a rounding tie
+    b, bits = 10, 20
+    grid = 2.0 ** (1 - bits)
+    u = grid * 2.0**-b
+    K = math.floor(0.75 / grid)
+    hi = (K * 2**b + 2 ** (b - 1) - 1) * u + u / 2
+    lo = (0.5 - 2.0**-54) * u
+    words = [np.array([[hi]]), np.array([[lo]])] + [np.zeros((1, 1))] * (count - 2)
+    m = FixedMatrix.from_words(words, bits=bits, digit_bits=b)
+    assert m.exponent == 1
+    assert fractions(m)[0, 0] == K * Fraction(grid) == round_half_up(Fraction(hi) + Fraction(lo), 1 - bits)
+
+
+def test_to_float64_nearest_just_above_midpoints():
+    # 2**k (1 + 2**-53 + 2**-80): a float64 midpoint plus a little, which a plain float sum rounds down
+    for k in (0, -7, 30):
+        for sign in (1, -1):
+            ints = np.array([[sign * ((1 << 80) + (1 << 27) + 1)]], dtype=object)
+            m = FixedMatrix.from_integers(ints, k - 80, digit_bits=20)
+            exact = Fraction(int(ints[0, 0])) * Fraction(2) ** (k - 80)
+            assert m.to_float64()[0, 0] == float(exact)
+
+
 def test_from_words_double_word_round_trip():
     rng = np.random.default_rng(11)
     a = FixedMatrix.from_float64(rng.normal(size=(6, 6)), bits=60)
