@@ -339,7 +339,7 @@ def test_add_sub_neg_transpose_scale(case):
     assert np.all(fractions(zero) == 0) and zero.max_abs_bound() <= 2.0 ** (zero.exponent - 2 * zero.digit_bits)
     bound = a.max_abs_bound()
     top = max(abs(x) for x in fa.ravel())
-    assert top <= bound <= math.nextafter(float(top + Fraction(2) ** (a.exponent - 2 * a.digit_bits)), math.inf)
+    assert top <= bound <= math.nextafter(float(top + Fraction(2) ** (a.exponent - 2 * a.digit_bits + 1)), math.inf)
 
 
 @FAST

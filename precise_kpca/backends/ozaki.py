@@ -426,7 +426,8 @@ class FixedMatrix:
         return words
 
     def max_abs_bound(self) -> float:
-        """A float64 upper bound on ``max |value|``, from the two leading digits (within ``2**(exponent-3b)`` of it)."""
+        """A float64 upper bound on ``max |value|`` from the two leading digits, above it by at most
+        ``2**(exponent - 2 digit_bits + 1)`` (plus float64 rounding upward)."""
         b = self.digit_bits
         lead = self.digits[0].astype(np.int64) << b
         if self.n_digits > 1:
