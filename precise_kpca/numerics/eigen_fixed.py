@@ -100,3 +100,58 @@ def float_to_integers(W: np.ndarray, scale: int) -> list:
 def ratio_to_mpf_tuple(num: int, den: int, prec: int):
     """The ``_mpf_`` tuple of ``num / den`` correctly rounded to ``prec`` bits."""
     return libmp.from_rational(int(num), int(den), prec, libmp.round_nearest)
+
+
+def integers_to_fixed(ints, nrows: int, ncols: int, exp2: int, *, digit_bits: int | None = None):
+    """``ozaki.FixedMatrix`` holding exactly ``Z * 2**exp2`` for row-major Python integers ``Z``.
+
+    Same value as ``FixedMatrix.from_integers`` but built through bytes: each integer (offset to be
+    non-negative) is written once with ``int.to_bytes``; the digit fields are then cut out of 64-bit limbs
+    and balanced with NumPy, so the per-entry Python work is one addition and one ``to_bytes``
+    (about 10× faster than object-array arithmetic for N = 1000).
+    """
+    from ..backends import ozaki
+
+    ints = list(ints)
+    if len(ints) != nrows * ncols:
+        raise ValueError(f"{len(ints)} integers for a {nrows}×{ncols} matrix")
+    b = ozaki.digit_bits_for(max(nrows, ncols)) if digit_bits is None else int(digit_bits)
+    top = max((abs(int(v)) for v in _extremes(ints)), default=0)
+    # least e with max |value| <= 2**(e-1), as FixedMatrix.from_integers
+    e = exp2 + (top - 1).bit_length() + 1 if top else exp2 + 1
+    L = -(-(e - exp2) // b)
+    total_bits = b * L  # value = Z * 2**exp2 = (Z * 2**(b L - (e - exp2))) * 2**(e - b L)
+    pre = total_bits - (e - exp2)
+    offset = 1 << (total_bits + 1)  # Z' = Z 2**pre + offset >= 0, fits total_bits + 2 bits
+    nbytes = -(-(total_bits + 2) // 64) * 8
+    raw = b"".join(((int(v) << pre) + offset).to_bytes(nbytes, "little") for v in ints)
+    limbs = np.frombuffer(raw, dtype=np.uint64).reshape(len(ints), nbytes // 8)
+    limbs = np.concatenate([limbs, np.zeros((len(ints), 1), dtype=np.uint64)], axis=1)
+    mask = np.uint64((1 << b) - 1)
+    # unsigned b-bit fields, least significant first; the offset occupies bit total_bits + 1 (two more fields)
+    fields = []
+    for l in range(L + 2):
+        lo = b * l
+        w, s = divmod(lo, 64)
+        v = limbs[:, w] >> np.uint64(s)
+        if s + b > 64:
+            v = v | (limbs[:, w + 1] << np.uint64(64 - s))
+        fields.append((v & mask).astype(np.int64))
+    # remove the offset exactly: offset = 2**(total_bits + 1) lies in field L (bit 1) / L + 1
+    off_field, off_bit = divmod(total_bits + 1, b)
+    fields[off_field] -= 1 << off_bit
+    # balance from the least significant field up; the fields above the last digit (the sign after the
+    # offset is removed) fold into the leading digit
+    half = 1 << (b - 1)
+    carry = np.zeros(len(ints), dtype=np.int64)
+    digits = np.empty((L, len(ints)))
+    for l in range(L - 1):
+        v = fields[l] + carry
+        r = ((v + half) & ((1 << b) - 1)) - half
+        digits[L - 1 - l] = r
+        carry = (v - r) >> b
+    lead = fields[L - 1] + carry + (fields[L] << b) + (fields[L + 1] << (2 * b))
+    if np.any(np.abs(lead) > half):
+        raise ArithmeticError("integers_to_fixed: the leading digit overflows")
+    digits[0] = lead
+    return ozaki.FixedMatrix(digits.reshape(L, nrows, ncols), e, b)

@@ -25,32 +25,26 @@ Algorithm (Ogita & Aishima 2018, with the cluster treatment of Ogita & Aishima 2
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 
-import flint
 import mpmath
 import numpy as np
 from mpmath import libmp
-from threadpoolctl import threadpool_limits
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
 
-from .eigen_fixed import (
-    float_to_integers,
-    mpf_matrix_to_integers,
-    ratio_to_mpf_tuple,
-    round_shift,
-    to_float_array,
-    to_fmpz_mat,
-)
+from ..backends import ozaki
+from .eigen_fixed import integers_to_fixed, mpf_matrix_to_integers, ratio_to_mpf_tuple
 
 LOG2_10 = math.log2(10)
 _START_BITS = 64  # float64 eigenvectors fit in 64-bit fixed point (smaller entries lose only absolute 2**-64)
 _W_GUARD = 24  # fractional bits of the integer correction W beyond the target accuracy
 # A pair is clustered unless its first-order correction |F_ij / gap| is below 2**-16: a larger one would
 # leave an error above the 2**-53 relative accuracy of the float64 rotation of the cluster's block.
-_CLUSTER_FACTOR = 2.0**16
+_CLUSTER_FACTOR = 2.0**26
 _NORM_SAFETY = 1 + 2.0**-40  # covers float64 rounding in the Frobenius norms of the bounds
 _MAX_ITERATIONS = 40
+_DEBUG = False
 
 
 @dataclass
@@ -90,17 +84,20 @@ class RefinedEigensystem:
 
 @dataclass
 class _Products:
-    """Exact ``S = XᵀAX`` and ``G = XᵀX`` of the current basis and their float64 read-outs."""
+    """``S ≈ XᵀAX`` and ``G ≈ XᵀX`` of the current basis (fixed point, entrywise error bounds) and read-outs."""
 
-    s_entries: list  # integers, S = s * 2**-s_scale (in units of the fixed-point A)
-    g_entries: list  # integers, G = g * 2**-g_scale
-    s_scale: int
-    g_scale: int
-    S: np.ndarray  # float64, symmetrised, in units of the fixed-point A
-    R: np.ndarray  # float64, G - I
-    theta_hi: np.ndarray  # Rayleigh quotients as double-double (hi + lo)
+    S_fix: ozaki.FixedMatrix  # error_bound: entrywise bound on |S_fix - XᵀA_usedX| (P rounding included)
+    G_fix: ozaki.FixedMatrix
+    s_diag: list  # exact diagonal of S_fix: integers, S_fix_ii = s * 2**s_exp
+    g_diag: list  # exact diagonal of XᵀX (column dots): integers, G_ii = g * 2**g_exp
+    s_exp: int
+    g_exp: int
+    S: np.ndarray  # float64, symmetrised, normalised units
+    R: np.ndarray  # float64, G - I (diagonal from the exact column dots)
+    theta_hi: np.ndarray  # Rayleigh quotients S_fix_ii / G_ii as double-double (hi + lo)
     theta_lo: np.ndarray
-    p_rounding: float  # bound on ‖XᵀP_rounded - XᵀAX‖₂ from rounding P = AX
+    delta_s: float  # entrywise error bound of S_fix
+    delta_g: float  # entrywise error bound of G_fix off the diagonal (the diagonal is exact)
 
 
 def refine_eigensystem(A, *, dps: int, tier: int = 1, k: int | None = None, max_bits: int | None = None):
@@ -141,113 +138,106 @@ def refine_eigensystem(A, *, dps: int, tier: int = 1, k: int | None = None, max_
     target_bits = math.ceil(dps * LOG2_10)
     log2n = max(1, math.ceil(math.log2(n)))
     if tier == 1:
-        # the top-k vectors need A to target/gap: add the bits of their relative gaps (from float64)
-        a_bits = target_bits + 2 * log2n + 24 + _gap_bits(A, k)
+        # the top-k vectors need A to target/gap: read enough bits for the largest gap allowance (50 bits),
+        # then round to what the float64 gaps ask for
+        a_bits = target_bits + 2 * log2n + 24 + 50
         if max_bits is not None:
             a_bits = min(a_bits, max_bits)
     else:
         a_bits = max_bits
     ints, exp2, a_bits = mpf_matrix_to_integers(A, a_bits)
-    threads = flint.ctx.threads
-    flint.ctx.threads = len(os.sched_getaffinity(0))
-    try:
-        # the float64 work is many small LAPACK calls: threaded BLAS only spins on a shared machine
-        with threadpool_limits(limits=1):
-            return _Refiner(ints, n, exp2, a_bits, dps, tier, k).run()
-    finally:
-        flint.ctx.threads = threads
+    # the float64 work is many small LAPACK calls plus slice GEMMs: the caller's BLAS thread limit applies
+    return _Refiner(ints, n, exp2, a_bits, dps, tier, k, max_bits).run()
 
 
 class _Refiner:
     """State of one refinement: fixed-point A, basis X, precision schedule."""
 
-    def __init__(self, ints, n, exp2, a_bits, dps, tier, k):
-        self.n, self.exp2, self.a_bits, self.dps, self.tier, self.k = n, exp2, a_bits, dps, tier, k
-        A = to_fmpz_mat(ints, n, n)
-        At = A.transpose()
+    def __init__(self, ints, n, exp2, a_bits, dps, tier, k, max_bits):
+        self.n, self.exp2, self.dps, self.tier, self.k = n, exp2, dps, tier, k
+        Z = np.array(ints, dtype=object).reshape(n, n)
         self.asym = 0.0
-        if A != At:
+        if not (Z == Z.T).all():
             # 2A_sym = A + Aᵀ exactly; the skew part is a perturbation of norm ≤ ‖A - Aᵀ‖_F / 2
-            skew = to_float_array((A - At).entries(), a_bits + 1, (n, n))
-            self.asym = float(np.linalg.norm(skew)) * _NORM_SAFETY
-            A = A + At
-            ints = [int(v) for v in A.entries()]
-            self.exp2 -= 1
-            self.a_bits += 1
-        self.a_ints = ints
-        self.A_full = A
-        self._a_cache = {self.a_bits: A}
-        # A is a_bits integers times 2**exp2; "normalised" units below are 2**(exp2 + a_bits) ≈ max |A|
-        self.A_float = to_float_array(ints, self.a_bits, (n, n))
+            skew = np.array([float(v) for v in (Z - Z.T).ravel()]).reshape(n, n)
+            self.asym = float(np.linalg.norm(np.ldexp(skew, -(a_bits + 1)))) * _NORM_SAFETY
+            Z = Z + Z.T
+            exp2 -= 1
+            a_bits += 1
+            self.exp2 = exp2
+        # normalised units: 2**(exp2 + a_bits) ≈ max |A|; A = Z 2**-a_bits there
+        self.unit_exp = exp2 + a_bits
+        A_read = integers_to_fixed(Z.ravel().tolist(), n, n, -a_bits)
         # rounding A to fixed point is a symmetric perturbation with ‖ΔA‖₂ ≤ ‖ΔA‖_F ≤ n 2**-(a_bits+1)
-        self.a_rounding = n * 2.0 ** -(self.a_bits + 1) + self.asym
-        self.target = 10.0 ** -dps
+        read_rounding = n * 2.0 ** -(a_bits + 1) + self.asym
+        self.A_float = A_read.to_float64()
+        w, V = np.linalg.eigh(self.A_float)
+        order = np.argsort(-w, kind="stable")
+        self.V0 = V[:, order]
+        self.a_norm = float(np.max(np.abs(w)))
+        self.target = 10.0**-dps
+        if tier == 1:
+            target_bits = math.ceil(dps * LOG2_10)
+            log2n = max(1, math.ceil(math.log2(n)))
+            want = target_bits + 2 * log2n + 24 + _gap_bits_from_values(w[order], k)
+            if max_bits is not None:
+                want = min(want, max_bits)
+            if want < a_bits:
+                # round to the grid 2**-want (normalised units): one more symmetric perturbation
+                A_read = _exact(A_read.rounded(A_read.exponent + want))
+                read_rounding += n * 2.0 ** -(want + 1)
+                a_bits = want
+        self.a_bits = a_bits
+        self.A_full = _exact(A_read)
+        self._a_cache = {a_bits: self.A_full}
+        self.a_rounding = read_rounding
         # Eigenvalues within a few hundred roundings of A's fixed point are noise; for tier 1 so is everything
         # far below the absolute target. They form one cluster whose block is rotated, never split.
         self.noise = 2.0**8 * self.a_rounding
-        w, V = np.linalg.eigh(self.A_float)
-        self.V0 = V[:, np.argsort(-w, kind="stable")]
-        self.a_norm = float(np.max(np.abs(w)))
         if tier == 1:
             self.noise = max(self.noise, 2.0**24 * self.target * self.a_norm)
         self.history = []
 
     # -- products ---------------------------------------------------------------------------------
     def _a_at(self, bits):
-        """A rounded to ``bits`` fractional bits (cached); returns (matrix, bits actually used)."""
+        """A rounded to ``bits`` fractional bits (cached, treated as exact); returns (matrix, bits used)."""
         bits = min(bits, self.a_bits)
         if bits not in self._a_cache:
-            self._a_cache[bits] = to_fmpz_mat(round_shift(self.a_ints, self.a_bits - bits), self.n, self.n)
+            A = self.A_full
+            self._a_cache[bits] = _exact(A.rounded(A.exponent + bits))
         return self._a_cache[bits], bits
 
     def _products(self, X, x_bits, a_bits):
         n = self.n
         A, a_bits = self._a_at(a_bits)
-        Xt = X.transpose()
-        P = A * X  # scale 2**-(a_bits + x_bits)
-        # keep P to a_bits + 16 fractional bits: S then costs x_bits + a_bits + 16 instead of 2 x_bits + a_bits
-        p_bits = a_bits + 16
-        cut = x_bits - 16
-        if cut > 0:
-            P = to_fmpz_mat(round_shift(P.entries(), cut), n, n)
-        else:
-            p_bits = a_bits + x_bits
-        s_ent = (Xt * P).entries()  # scale 2**-(x_bits + p_bits)
-        g_ent = (Xt * X).entries()  # scale 2**-(2 x_bits)
-        s_scale, g_scale = x_bits + p_bits, 2 * x_bits
-        S = to_float_array(s_ent, s_scale, (n, n))
+        log2n = max(1, math.ceil(math.log2(n)))
+        # P = AX kept to a_bits + 16 + log2 n fractional bits (its rounding enters S's error bound); S, G to
+        # the accuracy the correction (or the bounds) can use
+        P = _matmul_frac(A, X, a_bits + 16 + log2n)
+        S_fix = _matmul_frac(X.T, P, a_bits + 8 + log2n)
+        G_fix = _matmul_frac(X.T, X, min(2 * x_bits + 8, a_bits + 16 + log2n))
+        del P
+        s_diag, s_exp = _diag_integers(S_fix)
+        g_diag, g_exp = ozaki.column_dots(X, X)
+        g_diag = [int(v) for v in g_diag]
+        S = S_fix.to_float64()
         S = (S + S.T) / 2
-        G = to_float_array(g_ent, g_scale, (n, n))
-        R = G - np.eye(n)
-        # the diagonal of G - I loses bits in float64 (G_ii ≈ 1): take it from the integers
-        one = 1 << g_scale
-        diag_r = [g_ent[i * (n + 1)] - one for i in range(n)]
-        R[np.diag_indices(n)] = to_float_array(diag_r, g_scale, (n,))
-        theta_hi, theta_lo = self._rayleigh(s_ent, g_ent, s_scale, g_scale)
-        # ‖Xᵀ ΔP‖₂ ≤ ‖X‖₂ ‖ΔP‖_F, ‖X‖₂ ≤ sqrt(1 + ω) ≤ 2, ΔP entries ≤ 2**-(p_bits+1) in units of A's scale
-        p_rounding = 2.0 * n * 2.0 ** -(p_bits + 1) if cut > 0 else 0.0
-        return _Products(s_ent, g_ent, s_scale, g_scale, S, R, theta_hi, theta_lo, p_rounding)
-
-    def _rayleigh(self, s_ent, g_ent, s_scale, g_scale):
-        """θᵢ = Sᵢᵢ / Gᵢᵢ as double-double, exact to about 2**-(s_scale)."""
-        n = self.n
-        q_bits = s_scale + 8
-        hi = np.empty(n)
-        lo = np.empty(n)
-        for i in range(n):
-            s, g = int(s_ent[i * (n + 1)]), int(g_ent[i * (n + 1)])
-            q = _round_div(s << (q_bits - s_scale + g_scale), g)  # θ * 2**q_bits
-            h = _int_to_float(q, q_bits)
-            hi[i] = h
-            lo[i] = _int_to_float(q - _float_to_int(h, q_bits), q_bits)
-        return hi, lo
+        R = G_fix.to_float64()
+        np.fill_diagonal(R, 0.0)
+        one = 1 << -g_exp if g_exp < 0 else None
+        if one is None:
+            raise ArithmeticError("XᵀX has no fractional bits: the basis is not normalised")
+        R[np.diag_indices(n)] = [_int_to_float(g - one, -g_exp) for g in g_diag]
+        theta_hi, theta_lo = _rayleigh(s_diag, s_exp, g_diag, g_exp)
+        return _Products(S_fix, G_fix, s_diag, g_diag, s_exp, g_exp, S, R, theta_hi, theta_lo,
+                         float(S_fix.error_bound), float(G_fix.error_bound))
 
     # -- one correction ---------------------------------------------------------------------------
     def _correction(self, pr: _Products):
         """Float64 ``W - I`` and the column order of ``W`` (by predicted eigenvalue), with diagnostics.
 
         ``W - I`` rather than ``W``: the diagonal corrections ``-Rᵢᵢ/2`` are far below float64's
-        resolution of 1, so the identity is added in the integers.
+        resolution of 1, so the identity is added in fixed point.
         """
         n = self.n
         th, tl = pr.theta_hi, pr.theta_lo
@@ -272,6 +262,7 @@ class _Refiner:
         sep = ~clustered
         np.fill_diagonal(sep, False)
         e_max = float(np.max(np.abs(E[sep]), initial=0.0))
+        del T, mR, mid, gap, coupling, sep
         W = E  # modified in place from here on
         predicted = th.copy()
         in_cluster = 0
@@ -286,7 +277,7 @@ class _Refiner:
             scale = np.max(np.abs(block))
             # A block already diagonal to the target is left alone: its float64 rotation would cost
             # orthogonality (2**-53) that the next iterations would have to restore.
-            if np.max(np.abs(block - np.diag(np.diag(block))), initial=0.0) <= self._block_tol(th[J]):
+            if scale == 0 or np.max(np.abs(block - np.diag(np.diag(block))), initial=0.0) <= self._block_tol(th[J]):
                 continue
             nu, Q = np.linalg.eigh(block / scale)
             # (I + E)[:, J] Q - I[:, J]
@@ -305,57 +296,223 @@ class _Refiner:
         return 2.0**-10 * max(self.target * float(np.min(np.abs(theta_block))), floor)
 
     def _shifted_block(self, pr: _Products, J):
-        """(S - μG)_JJ exactly from the integers (μ a float64 near the cluster), then rounded to float64."""
+        """(S - μG)_JJ to float64 relative accuracy (μ a float64 near the cluster), symmetrised.
+
+        Off the diagonal from double-word read-outs of the fixed-point S and G (an exact product μ G_hi);
+        on the diagonal ``G_jj (θ_j - μ)`` with the double-double θ, so the cancellation is exact.
+        """
         mu = float(np.mean(pr.theta_hi[J]))
-        m_num, m_den = mu.as_integer_ratio()  # μ = m_num / m_den, m_den a power of two
-        d_bits = m_den.bit_length() - 1
-        n = self.n
-        # S * 2**-s_scale - μ G * 2**-g_scale over the common scale 2**-(s_scale + d_bits)
-        shift_g = pr.s_scale - pr.g_scale
-        idx = [i * n + j for i in J for j in J]
-        vals = [(int(pr.s_entries[t]) << d_bits) - ((m_num * int(pr.g_entries[t])) << shift_g) for t in idx]
-        block = to_float_array(vals, pr.s_scale + d_bits, (len(J), len(J)))
+        s_hi, s_lo = _sub_block(pr.S_fix, J).to_words(2)
+        g_hi, g_lo = _sub_block(pr.G_fix, J).to_words(2)
+        p_hi, p_lo = _two_product(np.full_like(g_hi, mu), g_hi)
+        block = (s_hi - p_hi) + (s_lo - p_lo - mu * g_lo)
+        g = 1.0 + pr.R[J, J]
+        block[np.diag_indices(len(J))] = ((pr.theta_hi[J] - mu) + pr.theta_lo[J]) * g
         return mu, (block + block.T) / 2
 
     # -- bounds -----------------------------------------------------------------------------------
     def _bounds(self, pr: _Products):
-        """Eigenvalue and eigenvector bounds (normalised units) from the exact S and G."""
+        """Eigenvalue and eigenvector bounds (normalised units) from the fixed-point S and G.
+
+        Returns ``(order, vb, vec, groups)`` or None when XᵀX is too far from I: ``order`` sorts the basis
+        by Rayleigh quotient (descending), ``vb[i]`` bounds the eigenvalue at position ``pos(i)`` around
+        ``θ_i``, ``vec[i]`` the vector (or its group's subspace), ``groups`` the position ranges whose
+        bounds do not separate them.
+
+        Chain (each step rigorous; ``c = diag(G)^{-1/2}``, Ŝ = cSc with diagonal θ, Ĝ = cGc unit diagonal):
+
+        1. groups ``g`` of indices linked by ``|Ĝ_ij|`` above the target (clusters rotated last time);
+           ``D = I + F_in`` the block diagonal of Ĝ, ``ω_in ≥ max_g ‖F_g‖``; ``C = D^{-1/2}``,
+           ``CĜC = I + CF_outC`` with ``‖CF_outC‖ ≤ ω' = (‖F_out‖ + NδG/min G_ii) / (1 - ω_in)``.
+           Ostrowski: ``λᵢ(CŜC) = ϑᵢ λᵢ(A_hp)``, ``ϑᵢ ∈ [1 - ω', 1 + ω']``.
+        2. ``CŜC = C(Θ + E_in)C + CE_outC + CΔSC``; the block-diagonal part has, block by block, the
+           eigenvalues of the pencil ``(Θ_g + E_g, I + F_g)``: by Ostrowski and Weyl inside the block each
+           lies within ``r = e_g + ω_g/(1 - ω_g) (|θ| + e_g)`` of its θ (sorted within the block).
+        3. Weyl: ``‖CE_outC‖ ≤ η_out = ‖E_out‖ / (1 - ω_in)``, ``‖CΔSC‖ ≤ NδS / (min G_ii (1 - ω_in))``.
+        4. Li–Li (quadratic) per group ``g`` whose intervals are separated by ``η_g > 0`` from the others
+           widened by η_out: ``|λⱼ - λⱼ(diag(H₁, H₂))| ≤ 2ε²/(η + √(η² + 4ε²))``, ``ε = ‖E_out[:, g]‖ / (1 - ω_in)``.
+        Sorted ends: if eigenvalues are matched one-to-one to intervals, the i-th largest lies between the
+        i-th largest lower end and the i-th largest upper end; every argument's sorted ends are intersected.
+        """
         n = self.n
-        th = pr.theta_hi
-        omega = float(np.linalg.norm(pr.R)) * _NORM_SAFETY
-        if omega >= 0.5:
+        th, tl = pr.theta_hi, pr.theta_lo
+        gdiag = 1.0 + np.diag(pr.R)
+        g_min = float(np.min(gdiag))
+        if not g_min > 0.5:
             return None
-        offd = pr.S.copy()
-        offd[np.diag_indices(n)] = th * np.diag(pr.R)  # S_ii - θ_i = θ_i R_ii
-        rho = float(np.linalg.norm(offd)) * _NORM_SAFETY + pr.p_rounding
-        vb = rho + (np.abs(th) + rho) * omega / (1 - omega) + self.a_rounding
-        # residual columns (S - θ_j G) e_j without the (zero) diagonal; ‖G^-1/2 - I‖ terms add ~ω‖A‖
-        F = pr.S - pr.R * th[None, :]
-        np.fill_diagonal(F, 0.0)
-        a_norm = float(np.max(np.abs(th))) + rho
-        order = np.lexsort((-pr.theta_lo, -th))
-        res = np.linalg.norm(F, axis=0) * _NORM_SAFETY + 2 * omega * (a_norm + np.abs(th)) + pr.p_rounding
-        groups = _bound_clusters(th[order], vb[order], res[order])
-        vec = np.empty(n)
-        for start, stop in groups:
-            J = order[start:stop]
-            others = np.setdiff1d(order, J, assume_unique=True)
-            if len(J) > 1:
-                rest = F[np.ix_(others, J)] if len(others) else np.zeros((0, len(J)))
-                r = float(np.linalg.norm(rest)) * _NORM_SAFETY + 2 * omega * (a_norm + np.max(np.abs(th[J])))
-                r += pr.p_rounding
-            else:
-                r = res[J[0]]
-            if len(others):
-                lo = np.min(th[J] - vb[J])
-                hi = np.max(th[J] + vb[J])
-                dist = np.maximum(th[others] - vb[others] - hi, lo - th[others] - vb[others])
-                gap = float(np.min(dist))
-            else:
-                gap = np.inf
-            sin = r / gap if gap > 0 else np.inf
-            vec[J] = min(math.sqrt(2) * sin + omega, 2.0)
+        c = 1.0 / np.sqrt(gdiag)
+        safety = _NORM_SAFETY
+        Ghat = pr.R * c[:, None] * c[None, :]
+        np.fill_diagonal(Ghat, 0.0)
+        Shat = pr.S * c[:, None] * c[None, :]
+        np.fill_diagonal(Shat, 0.0)
+        # float64 read-outs are faithful (2 ulp), scaling adds a few ulp: covered by 2**-48 relative
+        rel = 1 + 2.0**-48
+        # -- groups by non-orthogonality --------------------------------------------------------------
+        # pairs left out of the groups enter through Φ to first order (as coupling) and φ² ‖Ŝ‖: keep
+        # φ ≤ ‖F_out‖_F small against the square root of the finest accuracy wanted
+        th_abs = np.abs(th)
+        th_max = float(np.max(th_abs))
+        wanted = float(np.min(self._wanted(pr)))
+        link_tol = 2.0**-6 * math.sqrt(wanted / max(th_max, wanted)) / n
+        link = np.abs(Ghat) > link_tol
+        n_groups, labels = connected_components(csr_matrix(link), directed=False)
+        del link
+        sizes = np.bincount(labels, minlength=n_groups)
+        same = labels[:, None] == labels[None, :]
+        F_out = np.where(same, 0.0, Ghat)
+        S_out = np.where(same, 0.0, Shat)
+        # first-order coupling of the cross-group pairs: T = E - (FΘ + ΘF)/2, with its float64 rounding
+        FH = F_out * ((th[:, None] + th[None, :]) / 2)
+        T_out = np.abs(S_out - FH) + 2.0**-50 * (np.abs(S_out) + np.abs(FH))
+        del FH
+        e_out = float(np.linalg.norm(S_out)) * safety * rel
+        phi = float(np.linalg.norm(F_out)) * safety * rel
+        del S_out, F_out
+        # per group: ‖F_g‖_F and ‖E_g‖_F
+        Fin2 = np.where(same, Ghat, 0.0) ** 2
+        Ein2 = np.where(same, Shat, 0.0) ** 2
+        del same
+        om_g = np.sqrt(np.bincount(labels, weights=Fin2.sum(axis=0), minlength=n_groups)) * safety * rel
+        om_g += sizes * pr.delta_g / g_min
+        e_g = np.sqrt(np.bincount(labels, weights=Ein2.sum(axis=0), minlength=n_groups)) * safety * rel
+        del Fin2, Ein2
+        om_in = float(np.max(om_g))
+        e_in = float(np.max(e_g))
+        if not om_in < 0.25:
+            return None
+        phi = phi / (1 - om_in) * safety
+        dphi = n * pr.delta_g / g_min / (1 - om_in) * safety  # the error of G, also off the groups
+        ph = phi + dphi
+        if not ph < 0.25:
+            return None
+        # group members: Ostrowski and Weyl inside the block; singletons: θ itself (double-double rounding)
+        big = sizes[labels] > 1
+        og = om_g[labels]
+        eg = e_g[labels]
+        r = np.where(big, eg + og / (1 - og) * (th_abs + eg), 0.0) * safety + th_abs * 2.0**-104
+        # Z = (I+Φ)^{-1/2} CŜC (I+Φ)^{-1/2} = B + C T_out C + small (see the docstring)
+        m_norm = (th_max + e_in + e_out) / (1 - om_in) * safety
+        kappa = 0.375 * ph * ph / (1 - ph)
+        rem = m_norm * (ph * ph / 4 + 2 * kappa + kappa * ph + kappa * kappa)
+        o2 = phi * (e_in + om_in / (1 - om_in) * (th_max + e_in)) / (1 - om_in)
+        eta_small = (ph * e_out / (1 - om_in) + rem + o2 + dphi * m_norm) * safety
+        eta_out = float(np.linalg.norm(T_out)) * safety / (1 - om_in) * safety
+        eta_delta = n * pr.delta_s / (g_min * (1 - om_in)) * safety
+        # -- sorted ends: global (Weyl) argument ----------------------------------------------------
+        order = np.lexsort((-tl, -th))
+        lo_off, hi_off = _sorted_ends(th, tl, order, r + eta_out, r + eta_out)
+        # -- Li–Li per group --------------------------------------------------------------------------
+        col_out = np.sum(T_out**2, axis=0)
+        eps_g = np.sqrt(np.bincount(labels, weights=col_out, minlength=n_groups)) * safety / (1 - om_in)
+        del T_out
+        eta_g = self._group_gaps(th, tl, r, eta_out, labels, n_groups)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            q_g = np.where(eta_g > 0, 2 * eps_g**2 / (eta_g + np.sqrt(eta_g**2 + 4 * eps_g**2)), np.inf)
+        q_g *= safety
+        for gidx in np.flatnonzero((eta_g > 0) & (q_g < eta_out)):
+            members = labels == gidx
+            rad_g = np.where(members, r + q_g[gidx], r + eta_out + q_g[gidx])
+            lo2, hi2 = _sorted_ends(th, tl, order, rad_g, rad_g)
+            lo_off = np.maximum(lo_off, lo2)
+            hi_off = np.minimum(hi_off, hi2)
+        # offsets are relative to θ at each position: radius around θ_(i)
+        rad = np.maximum(-lo_off, hi_off) + eta_delta + eta_small + self.a_rounding
+        vb = np.empty(n)
+        vb[order] = rad * safety
+        if _DEBUG:
+            print(f"  bounds: groups {n_groups} (largest {sizes.max()}), om_in {om_in:.2e}, phi {phi:.2e}, "
+                  f"eta_small {eta_small:.2e}, eta_out {eta_out:.2e}, eta_delta {eta_delta:.2e}, "
+                  f"max r {r.max():.2e}, argmax vb pos {np.argmax(rad)}")
+        # -- vectors: Davis–Kahan --------------------------------------------------------------------
+        vec = self._vector_bounds(pr, order, vb, c, g_min)
+        groups = _overlap_groups(th[order], tl[order], vb[order])
         return order, vb, vec, groups
+
+    def _group_gaps(self, th, tl, r, eta_out, labels, n_groups):
+        """η_g: least distance between a group's intervals and the others' intervals widened by η_out."""
+        n = self.n
+        eta = np.full(n_groups, np.inf)
+        chunk = max(1, 2_000_000 // max(n, 1))
+        for s in range(0, n, chunk):
+            rows = slice(s, min(n, s + chunk))
+            d = np.abs((th[rows, None] - th[None, :]) + (tl[rows, None] - tl[None, :]))
+            d = d * (1 - 2.0**-50) - r[rows, None] - r[None, :] - eta_out
+            d[labels[rows, None] == labels[None, :]] = np.inf
+            np.minimum.at(eta, labels[rows], np.min(d, axis=1))
+        return eta
+
+    def _vector_bounds(self, pr, order, vb, c, g_min):
+        """‖x̂ - v‖ bounds: sin θ of a vector, or of its group's invariant subspace (Davis–Kahan).
+
+        ``A x - θ x = X G⁻¹ Xᵀ(A x - θ x)``, so ``‖A x - θ x‖ ≤ √(1+ω)/(1-ω) ‖(S - θG) e‖``. For a group
+        ``Y = X_J`` of overlapping positions, ``K = G_JJ⁻¹ S_JJ`` gives ``Xᵀ(AY - YK) = (S - GΘ)_oJ -
+        G_oJ G_JJ⁻¹ (S - GΘ)_JJ`` (zero on the rows J) and ``λ(K)`` lies within ``e + ω_J/(1-ω_J)(|θ| + e)``
+        of the θ_J (Ostrowski and Weyl on the c-scaled block).
+        """
+        n = self.n
+        th, tl = pr.theta_hi, pr.theta_lo
+        omega_g = float(np.linalg.norm(pr.R)) * _NORM_SAFETY + n * pr.delta_g
+        vec = np.full(n, 2.0)
+        if not omega_g < 0.5:
+            return vec
+        lift = math.sqrt(1 + omega_g) / (1 - omega_g) * _NORM_SAFETY
+        tho, tlo, vbo = th[order], tl[order], vb[order]
+        pos = np.empty(n, dtype=int)
+        pos[order] = np.arange(n)
+        wanted = np.zeros(n, dtype=bool)
+        wanted[pos[order[: self.k]] if self.tier == 1 else np.arange(n)] = True
+        for a, b in _overlap_groups(tho, tlo, vbo):
+            if not wanted[a:b].any():
+                continue
+            J = order[a:b]
+            thJ = th[J]
+            # |(S - G Θ_J)| on the columns J, plus the read-out, cancellation and fixed-point errors
+            Fa = np.abs(pr.S[:, J] - pr.R[:, J] * thJ[None, :])
+            Fa += 2.0**-50 * (np.abs(pr.S[:, J]) + np.abs(pr.R[:, J] * thJ[None, :]))
+            Fa += pr.delta_s + np.abs(thJ)[None, :] * pr.delta_g
+            Fa[J, np.arange(len(J))] = 0.0  # S_jj - θ_j G_jj = 0 for the exact θ_j (double-double error: 2**-50 term)
+            if b - a == 1:
+                res = float(np.linalg.norm(Fa)) * _NORM_SAFETY * lift
+                # distance from θ_j to the other eigenvalues: all above are ≥ θ_(a-1) - vb, below ≤ θ_(b) + vb
+                lo_mu = hi_mu = 0.0
+            else:
+                in_j = np.zeros(n, dtype=bool)
+                in_j[J] = True
+                RJ = np.abs(pr.R[np.ix_(J, J)]) * c[J][:, None] * c[J][None, :]
+                np.fill_diagonal(RJ, 0.0)
+                om_j = float(np.linalg.norm(RJ)) * _NORM_SAFETY + len(J) * pr.delta_g / g_min
+                if not om_j < 0.5:
+                    continue
+                g_oj = float(np.linalg.norm(np.abs(pr.R[np.ix_(~in_j, J)]) + pr.delta_g)) * _NORM_SAFETY
+                res = float(np.linalg.norm(Fa[~in_j])) + g_oj * float(np.linalg.norm(Fa[in_j])) / (1 - om_j)
+                res *= _NORM_SAFETY * lift
+                # λ(K): the pencil (S_JJ, G_JJ) scaled by c: within e + ω/(1-ω)(|θ| + e) of the θ_J
+                e_j = float(np.linalg.norm(Fa[in_j] * c[J][:, None] * c[J][None, :])) * _NORM_SAFETY
+                spread = e_j + om_j / (1 - om_j) * (float(np.max(np.abs(thJ))) + e_j)
+                lo_mu = ((tho[b - 1] - tho[a]) + (tlo[b - 1] - tlo[a])) - spread  # relative to θ_(a)
+                hi_mu = spread
+            # A itself differs from the fixed-point A_hp by ‖ΔA‖₂ ≤ a_rounding: ‖ΔA Y‖ ≤ a_rounding ‖Y‖
+            res += self.a_rounding * math.sqrt(1 + omega_g) * _NORM_SAFETY
+            d = []
+            if a > 0:  # eigenvalues above: ≥ θ_(a-1) - vb_(a-1)
+                d.append(((tho[a - 1] - tho[a]) + (tlo[a - 1] - tlo[a])) - vbo[a - 1] - hi_mu)
+            if b < n:  # eigenvalues below: ≤ θ_(b) + vb_(b)
+                d.append(lo_mu - ((tho[b] - tho[a]) + (tlo[b] - tlo[a])) - vbo[b])
+            gap = min(d) * (1 - 2.0**-40) - 2.0**-100 * abs(tho[a]) if d else np.inf
+            if not gap > 0:
+                continue
+            sin = res / gap if np.isfinite(gap) else 0.0
+            if b - a == 1:
+                # unit x̂ = x/‖x‖: ‖x̂ - v‖ = 2 sin(φ/2) ≤ √2 sin φ (sign of v chosen), ‖x‖² = G_jj ≥ g_min
+                bound = math.sqrt(2) * sin / math.sqrt(g_min)
+            else:
+                # distance of a unit vector of span Y to the invariant subspace ≤ ‖sin Θ‖, σ_min(Y)² ≥ 1 - ω
+                bound = sin / math.sqrt(1 - omega_g)
+            vec[J] = min(bound * _NORM_SAFETY, 2.0)
+            if _DEBUG and bound > self.target:
+                print(f"  vector pos {a}:{b} res {res:.2e} gap {gap:.2e} bound {bound:.2e}")
+        return vec
 
     def _wanted(self, pr: _Products) -> np.ndarray:
         """Target absolute accuracy of each eigenvalue (normalised units)."""
@@ -377,7 +534,7 @@ class _Refiner:
     def run(self) -> RefinedEigensystem:
         n = self.n
         x_bits = _START_BITS
-        X = to_fmpz_mat(float_to_integers(self.V0, x_bits), n, n)
+        X = _exact(ozaki.FixedMatrix.from_float64(self.V0, bits=x_bits))
         x_cap = self.a_bits + 16
         bits_used = 0
         best = None  # (score, X, x_bits, products, bounds, iteration) of the best checked basis
@@ -401,50 +558,60 @@ class _Refiner:
             self.history.append(
                 {"a_bits": a_bits, "x_bits": x_bits, "max_correction": e_max, "clustered": in_cluster}
             )
+            del pr
             # precision doubles per iteration: convergence is at most quadratic, and graded spectra
             # need the higher precision to resolve their next eigenvalue group
             new_bits = min(x_cap, 2 * x_bits)
-            w_bits = new_bits + _W_GUARD
-            w_ints = float_to_integers(W, w_bits)
-            one = 1 << w_bits
-            for c, i in enumerate(new_order):
-                w_ints[i * n + c] += one
-            Wm = to_fmpz_mat(w_ints, n, n)
-            X = to_fmpz_mat(round_shift((X * Wm).entries(), x_bits + w_bits - new_bits), n, n)
+            top = float(np.max(np.abs(W)))
+            Wf = ozaki.FixedMatrix.from_float64(W, bits=max(1, new_bits + _W_GUARD + _exp_of(top)),
+                                                digit_bits=X.digit_bits) if top else None
+            Xp = X.take_columns(new_order)
+            if Wf is not None:
+                XW = _matmul_frac(X, Wf, new_bits + 8)
+                Xp = Xp + XW
+            X = _exact(Xp.rounded(max(1, Xp.exponent + new_bits)))
             x_bits = new_bits
+        if best is None:
+            raise ArithmeticError("refine_eigensystem: no basis was close enough to orthonormal to bound")
         _, X, x_bits, pr, (order, vb, vec, groups), it = best
         return self._result(X, x_bits, pr, order, vb, vec, groups, it, bits_used)
 
     def _result(self, X, x_bits, pr, order, vb, vec, groups, iterations, bits_used):
         n = self.n
-        unit_exp = self.exp2 + self.a_bits  # normalised unit 2**unit_exp
+        unit_exp = self.unit_exp  # normalised unit
         out_prec = max(x_bits, self.a_bits) + 16
         values = np.empty(n, dtype=object)
         bounds = np.empty(n, dtype=object)
         for pos, i in enumerate(order):
-            s, g = int(pr.s_entries[i * (n + 1)]), int(pr.g_entries[i * (n + 1)])
-            # θ = (s 2**-s_scale) / (g 2**-g_scale) in normalised units
+            s, g = pr.s_diag[i], pr.g_diag[i]
+            # θ = (s 2**s_exp) / (g 2**g_exp) in normalised units
             tup = ratio_to_mpf_tuple(s, g, out_prec)
-            values[pos] = mpmath.mp.make_mpf(libmp.mpf_shift(tup, pr.g_scale - pr.s_scale + unit_exp))
+            values[pos] = mpmath.mp.make_mpf(libmp.mpf_shift(tup, pr.s_exp - pr.g_exp + unit_exp))
+            # the rounding of the quotient to out_prec bits is covered by the 2**-100 |θ| in the bounds
             bounds[pos] = mpmath.mp.make_mpf(libmp.mpf_shift(libmp.from_float(float(vb[i])), unit_exp))
         cols = order if self.tier == 2 else order[: self.k]
-        entries = X.entries()
+        Xc = X.take_columns(np.asarray(cols))
+        ints, x_exp = Xc.to_integers()
         vectors = np.empty((n, len(cols)), dtype=object)
         t_bits = x_bits + 16
+        g_cols, g_exp = ozaki.column_dots(Xc, Xc)
+        vec_out = np.empty(len(cols))
         for c, j in enumerate(cols):
-            g = int(pr.g_entries[j * (n + 1)])
-            root = math.isqrt(g << (2 * t_bits))  # ≈ sqrt(G_jj) 2**(x_bits + t_bits)
-            col = [_round_div(int(entries[i * n + j]) << (2 * t_bits), root) for i in range(n)]
+            g = int(g_cols[c])  # ‖x_j‖² = g 2**g_exp, x = ints 2**x_exp with g_exp = 2 x_exp
+            root = math.isqrt(g << (2 * t_bits))  # ≈ ‖x_j‖ 2**(-x_exp + t_bits)
+            col = [_round_div(int(v) << (2 * t_bits), root) for v in ints[:, c]]
             big = max(range(n), key=lambda i: (abs(col[i]), -i))
             sign = -1 if col[big] < 0 else 1
             for i in range(n):
                 vectors[i, c] = mpmath.mp.make_mpf(libmp.from_man_exp(sign * col[i], -t_bits))
+            # rounding of the normalisation: ≤ (1 + √n) 2**-(t_bits-1) in norm
+            vec_out[c] = float(vec[j]) + (1 + math.sqrt(n)) * 2.0 ** -(t_bits - 1)
         clusters = [(s, t) for s, t in groups if t - s > 1]
         return RefinedEigensystem(
             values=values,
             vectors=vectors,
             value_error_bounds=bounds,
-            vector_error_bounds=np.array([float(vec[j]) for j in cols]),
+            vector_error_bounds=vec_out,
             iterations=iterations,
             precision_bits_used=bits_used,
             clusters=clusters,
@@ -452,9 +619,116 @@ class _Refiner:
         )
 
 
-def _gap_bits(A: np.ndarray, k: int) -> int:
-    """Bits of ``‖A‖ / gap`` over the top-k eigenvalues, from float64 (capped at 50: float64's resolution)."""
-    w = np.sort(np.linalg.eigvalsh(np.vectorize(float, otypes=[float])(A)))[::-1]
+def _exact(F: ozaki.FixedMatrix) -> ozaki.FixedMatrix:
+    """The same value with ``error_bound`` 0: a rounded matrix taken as the exact operand it now is."""
+    return ozaki.FixedMatrix(F.digits, F.exponent, F.digit_bits, 0.0)
+
+
+def _exp_of(x: float) -> int:
+    """The least e with x <= 2**(e-1) (x > 0)."""
+    f, t = math.frexp(x)
+    return t if f == 0.5 else t + 1
+
+
+def _matmul_frac(a: ozaki.FixedMatrix, b: ozaki.FixedMatrix, frac_bits: int) -> ozaki.FixedMatrix:
+    """``a @ b`` rounded to a grid at least as fine as ``2**-frac_bits`` (normalised units)."""
+    inner = a.shape[1]
+    e_bound = a.exponent + b.exponent + max(1, math.ceil(math.log2(inner))) + 1
+    return ozaki.matmul(a, b, bits=max(1, frac_bits + e_bound))
+
+
+def _sub_block(F: ozaki.FixedMatrix, J) -> ozaki.FixedMatrix:
+    J = np.asarray(J)
+    return ozaki.FixedMatrix(np.ascontiguousarray(F.digits[:, J][:, :, J]), F.exponent, F.digit_bits, F.error_bound)
+
+
+def _diag_integers(F: ozaki.FixedMatrix) -> tuple[list, int]:
+    """Exact diagonal of a fixed-point matrix: integers ``d`` with ``F_ii = d * 2**ulp_exp2``."""
+    n = min(F.shape)
+    idx = np.arange(n)
+    d = F.digits[:, idx, idx].astype(np.int64)
+    acc = [0] * n
+    b = F.digit_bits
+    for row in d.tolist():
+        acc = [(a << b) + v for a, v in zip(acc, row)]
+    return acc, F.ulp_exp2
+
+
+def _rayleigh(s_diag, s_exp, g_diag, g_exp):
+    """θᵢ = (sᵢ 2**s_exp) / (gᵢ 2**g_exp) as double-double, relative accuracy about 2**-104."""
+    n = len(s_diag)
+    hi = np.empty(n)
+    lo = np.empty(n)
+    for i in range(n):
+        s, g = int(s_diag[i]), int(g_diag[i])
+        if s == 0:
+            hi[i] = lo[i] = 0.0
+            continue
+        # q = round(s / g * 2**shift) with ~120 significant bits
+        shift = 120 - (abs(s).bit_length() - g.bit_length())
+        q = _round_div(s << shift, g) if shift >= 0 else _round_div(s, g << -shift)
+        scale = shift - s_exp + g_exp  # θ = q 2**-scale
+        h = _int_to_float(q, scale)
+        hi[i] = h
+        lo[i] = _int_to_float(q - _float_to_int(h, scale), scale) if h != 0 else 0.0
+    return hi, lo
+
+
+def _two_product(a: np.ndarray, b: np.ndarray):
+    """Dekker's TwoProduct: a·b = hi + lo exactly (barring underflow/overflow)."""
+    hi = a * b
+    a1, a2 = _veltkamp(a)
+    b1, b2 = _veltkamp(b)
+    lo = ((a1 * b1 - hi) + a1 * b2 + a2 * b1) + a2 * b2
+    return hi, lo
+
+
+def _veltkamp(a: np.ndarray):
+    c = 134217729.0 * a  # 2**27 + 1
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def _sorted_ends(th, tl, order, r_lo, r_hi):
+    """Offsets from θ_(i) of the i-th largest lower end θ_k - r_lo_k and upper end θ_k + r_hi_k.
+
+    The ends are formed and ordered in double-double (error ≤ 2**-100 of the magnitudes involved, added to
+    the offsets), so near-ties cost no more than that.
+    """
+    out = []
+    for sign, rad in ((-1.0, r_lo), (1.0, r_hi)):
+        s, e = _two_sum(th, sign * rad)
+        e = e + tl
+        hi = s + e
+        lo = e - (hi - s)
+        k = np.lexsort((-lo, -hi))
+        slack = 2.0**-104 * (np.abs(th[k]) + rad[k] + np.abs(th[order]))
+        off = ((hi[k] - th[order]) + (lo[k] - tl[order]))
+        out.append(off - slack if sign < 0 else off + slack)
+    return out[0], out[1]
+
+
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _overlap_groups(th, tl, vb) -> list[tuple[int, int]]:
+    """Runs of consecutive positions (descending θ) whose intervals θ ± vb overlap."""
+    n = len(th)
+    if n == 0:
+        return []
+    gaps = (th[:-1] - th[1:]) + (tl[:-1] - tl[1:])
+    join = gaps * (1 - 2.0**-40) <= vb[:-1] + vb[1:]
+    stops = np.flatnonzero(~join) + 1
+    starts = np.concatenate(([0], stops))
+    stops = np.concatenate((stops, [n]))
+    return list(zip(starts.tolist(), stops.tolist()))
+
+
+def _gap_bits_from_values(w: np.ndarray, k: int) -> int:
+    """Bits of ``‖A‖ / gap`` over the top-k of descending float64 eigenvalues (capped at 50)."""
     scale = max(abs(w[0]), abs(w[-1]))
     if scale == 0 or len(w) < 2:
         return 0
@@ -491,17 +765,4 @@ def _interval_clusters(linked: np.ndarray) -> list[tuple[int, int]]:
     reach = np.maximum.accumulate(reach)
     stops = np.flatnonzero(reach == idx) + 1
     starts = np.concatenate(([0], stops[:-1]))
-    return list(zip(starts.tolist(), stops.tolist()))
-
-
-def _bound_clusters(theta, vb, res) -> list[tuple[int, int]]:
-    """Group consecutive (descending) eigenvalues whose single-vector sin θ bound would exceed 1/4."""
-    n = len(theta)
-    if n == 0:
-        return []
-    gaps = theta[:-1] - theta[1:]
-    join = gaps <= (vb[:-1] + vb[1:]) + 4 * np.maximum(res[:-1], res[1:])
-    stops = np.flatnonzero(~join) + 1
-    starts = np.concatenate(([0], stops))
-    stops = np.concatenate((stops, [n]))
     return list(zip(starts.tolist(), stops.tolist()))
