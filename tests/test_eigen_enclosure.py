@@ -129,6 +129,8 @@ def test_exact_spectrum_contained_and_tight(distinct_case):
     assert enc.omega <= 100 * EPS and enc.omega > 0
     assert enc.digits_relative_to_norm["top_k"] >= 25
     assert enc.norm_bounds[0] <= norm <= enc.norm_bounds[1]
+    assert np.all(enc.rayleigh_residuals <= enc.residual_norms * 1.01 + 2 * delta)  # θ minimises the residual
+    assert abs(exact(enc.rayleigh[0]) - d[0]) <= 1e-25 * norm  # Rayleigh quotients are second-order accurate
 
 
 def test_group_sin_bounds_hold(distinct_case):
