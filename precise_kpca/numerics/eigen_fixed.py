@@ -105,46 +105,91 @@ def ratio_to_mpf_tuple(num: int, den: int, prec: int):
 def integers_to_fixed(ints, nrows: int, ncols: int, exp2: int, *, digit_bits: int | None = None):
     """``ozaki.FixedMatrix`` holding exactly ``Z * 2**exp2`` for row-major Python integers ``Z``.
 
-    Same value as ``FixedMatrix.from_integers`` but built through bytes: each integer (offset to be
-    non-negative) is written once with ``int.to_bytes``; the digit fields are then cut out of 64-bit limbs
-    and balanced with NumPy, so the per-entry Python work is one addition and one ``to_bytes``
-    (about 10× faster than object-array arithmetic for N = 1000).
+    Same value and exponent as ``FixedMatrix.from_integers`` but built through bytes: each integer (offset
+    to be non-negative) is written once with ``int.to_bytes``; the digit fields are then cut out of 64-bit
+    limbs and balanced with NumPy, so the per-entry Python work is one addition and one ``to_bytes``
+    (about 3× faster than object-array arithmetic for N = 1000).
     """
-    from ..backends import ozaki
-
     ints = list(ints)
     if len(ints) != nrows * ncols:
         raise ValueError(f"{len(ints)} integers for a {nrows}×{ncols} matrix")
-    b = ozaki.digit_bits_for(max(nrows, ncols)) if digit_bits is None else int(digit_bits)
     top = max((abs(int(v)) for v in _extremes(ints)), default=0)
     # least e with max |value| <= 2**(e-1), as FixedMatrix.from_integers
     e = exp2 + (top - 1).bit_length() + 1 if top else exp2 + 1
+    return _fixed_from_int_stream(ints, nrows, ncols, exp2, e, digit_bits)
+
+
+def mpf_matrix_to_fixed(A: np.ndarray, bits: int | None):
+    """:func:`mpf_matrix_to_integers` straight into an ``ozaki.FixedMatrix`` in one pass over the entries.
+
+    Returns
+    -------
+    F : ozaki.FixedMatrix
+        Exactly ``Z * 2**-bits`` (units ``2**(exp2 + bits)``, about ``max |A|``); exponent 1 (``|Z| <= 2**bits``).
+    exp2 : int
+    bits : int
+    """
+    tuples = [getattr(x, "_mpf_", None) for x in A.ravel()]
+    if any(t is None for t in tuples):
+        raise ValueError("refine_eigensystem needs a matrix of mpmath mpf entries")
+    if any(t[1] == 0 and t[3] != 0 for t in tuples):
+        raise ValueError("the matrix has nan or infinite entries")
+    nonzero = [t for t in tuples if t[1]]
+    if not nonzero:
+        bits = 1
+        return _fixed_from_int_stream([0] * len(tuples), A.shape[0], A.shape[1], -bits, 1, None), 0, bits
+    top = max(t[2] + t[3] for t in nonzero)
+    if bits is None:
+        finest = min(t[2] for t in nonzero)
+        bits = min(top - finest, max(t[3] for t in nonzero) + 8)
+    e0 = top - bits
+
+    def rounded():  # as backends.mp.fixed_point_integers: nearest, ties away from zero
+        for sign, man, exp, _ in tuples:
+            if not man:
+                yield 0
+                continue
+            k = exp - e0
+            v = man << k if k >= 0 else (man + (1 << (-k - 1))) >> -k
+            yield -int(v) if sign else int(v)
+
+    F = _fixed_from_int_stream(rounded(), A.shape[0], A.shape[1], -bits, 1, None)
+    return F, e0, bits
+
+
+def _fixed_from_int_stream(ints, nrows, ncols, exp2, e, digit_bits):
+    """FixedMatrix of exponent ``e`` holding ``Z * 2**exp2`` (caller guarantees ``|Z 2**exp2| <= 2**(e-1)``)."""
+    from ..backends import ozaki
+
+    count = nrows * ncols
+    b = ozaki.digit_bits_for(max(nrows, ncols)) if digit_bits is None else int(digit_bits)
     L = -(-(e - exp2) // b)
-    total_bits = b * L  # value = Z * 2**exp2 = (Z * 2**(b L - (e - exp2))) * 2**(e - b L)
+    total_bits = b * L  # value = (Z * 2**pre) * 2**(e - b L)
     pre = total_bits - (e - exp2)
     offset = 1 << (total_bits + 1)  # Z' = Z 2**pre + offset >= 0, fits total_bits + 2 bits
     nbytes = -(-(total_bits + 2) // 64) * 8
     raw = b"".join(((int(v) << pre) + offset).to_bytes(nbytes, "little") for v in ints)
-    limbs = np.frombuffer(raw, dtype=np.uint64).reshape(len(ints), nbytes // 8)
-    limbs = np.concatenate([limbs, np.zeros((len(ints), 1), dtype=np.uint64)], axis=1)
+    if len(raw) != count * nbytes:
+        raise ValueError(f"expected {count} integers for a {nrows}×{ncols} matrix")
+    limbs = np.frombuffer(raw, dtype=np.uint64).reshape(count, nbytes // 8)
+    limbs = np.concatenate([limbs, np.zeros((count, 1), dtype=np.uint64)], axis=1)
     mask = np.uint64((1 << b) - 1)
     # unsigned b-bit fields, least significant first; the offset occupies bit total_bits + 1 (two more fields)
     fields = []
     for l in range(L + 2):
         lo = b * l
-        w, s = divmod(lo, 64)
-        v = limbs[:, w] >> np.uint64(s)
-        if s + b > 64:
-            v = v | (limbs[:, w + 1] << np.uint64(64 - s))
+        w, sh = divmod(lo, 64)
+        v = limbs[:, w] >> np.uint64(sh)
+        if sh + b > 64:
+            v = v | (limbs[:, w + 1] << np.uint64(64 - sh))
         fields.append((v & mask).astype(np.int64))
-    # remove the offset exactly: offset = 2**(total_bits + 1) lies in field L (bit 1) / L + 1
     off_field, off_bit = divmod(total_bits + 1, b)
     fields[off_field] -= 1 << off_bit
     # balance from the least significant field up; the fields above the last digit (the sign after the
     # offset is removed) fold into the leading digit
     half = 1 << (b - 1)
-    carry = np.zeros(len(ints), dtype=np.int64)
-    digits = np.empty((L, len(ints)))
+    carry = np.zeros(count, dtype=np.int64)
+    digits = np.empty((L, count))
     for l in range(L - 1):
         v = fields[l] + carry
         r = ((v + half) & ((1 << b) - 1)) - half
@@ -152,6 +197,6 @@ def integers_to_fixed(ints, nrows: int, ncols: int, exp2: int, *, digit_bits: in
         carry = (v - r) >> b
     lead = fields[L - 1] + carry + (fields[L] << b) + (fields[L + 1] << (2 * b))
     if np.any(np.abs(lead) > half):
-        raise ArithmeticError("integers_to_fixed: the leading digit overflows")
+        raise ArithmeticError("the leading digit overflows: |value| exceeds 2**(e-1)")
     digits[0] = lead
     return ozaki.FixedMatrix(digits.reshape(L, nrows, ncols), e, b)

@@ -34,7 +34,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ..backends import ozaki
-from .eigen_fixed import integers_to_fixed, mpf_matrix_to_integers, ratio_to_mpf_tuple
+from .eigen_fixed import integers_to_fixed, mpf_matrix_to_fixed, ratio_to_mpf_tuple
 
 LOG2_10 = math.log2(10)
 _START_BITS = 64  # float64 eigenvectors fit in 64-bit fixed point (smaller entries lose only absolute 2**-64)
@@ -145,36 +145,37 @@ def refine_eigensystem(A, *, dps: int, tier: int = 1, k: int | None = None, max_
             a_bits = min(a_bits, max_bits)
     else:
         a_bits = max_bits
-    ints, exp2, a_bits = mpf_matrix_to_integers(A, a_bits)
-    # the float64 work is many small LAPACK calls plus slice GEMMs: the caller's BLAS thread limit applies
-    return _Refiner(ints, n, exp2, a_bits, dps, tier, k, max_bits).run()
+    A_read, exp2, a_bits = mpf_matrix_to_fixed(A, a_bits)
+    # the slice GEMMs use the caller's BLAS threads (threadpoolctl / OPENBLAS_NUM_THREADS)
+    return _Refiner(A_read, n, exp2, a_bits, dps, tier, k, max_bits).run()
 
 
 class _Refiner:
     """State of one refinement: fixed-point A, basis X, precision schedule."""
 
-    def __init__(self, ints, n, exp2, a_bits, dps, tier, k, max_bits):
+    def __init__(self, A_read, n, exp2, a_bits, dps, tier, k, max_bits):
         self.n, self.exp2, self.dps, self.tier, self.k = n, exp2, dps, tier, k
-        Z = np.array(ints, dtype=object).reshape(n, n)
-        self.asym = 0.0
-        if not (Z == Z.T).all():
-            # 2A_sym = A + Aᵀ exactly; the skew part is a perturbation of norm ≤ ‖A - Aᵀ‖_F / 2
-            skew = np.array([float(v) for v in (Z - Z.T).ravel()]).reshape(n, n)
-            self.asym = float(np.linalg.norm(np.ldexp(skew, -(a_bits + 1)))) * _NORM_SAFETY
-            Z = Z + Z.T
-            exp2 -= 1
-            a_bits += 1
-            self.exp2 = exp2
-        # normalised units: 2**(exp2 + a_bits) ≈ max |A|; A = Z 2**-a_bits there
+        # normalised units: 2**(exp2 + a_bits) ≈ max |A|; A_read = Z 2**-a_bits there
         self.unit_exp = exp2 + a_bits
-        A_read = integers_to_fixed(Z.ravel().tolist(), n, n, -a_bits)
-        # rounding A to fixed point is a symmetric perturbation with ‖ΔA‖₂ ≤ ‖ΔA‖_F ≤ n 2**-(a_bits+1)
-        read_rounding = n * 2.0 ** -(a_bits + 1) + self.asym
+        self.asym = 0.0
+        # reading A to fixed point is a symmetric perturbation (after symmetrising: the mean of two such)
+        # with ‖ΔA‖₂ ≤ ‖ΔA‖_F ≤ n 2**-(a_bits+1)
+        read_rounding = n * 2.0 ** -(a_bits + 1)
+        if not np.array_equal(A_read.digits, A_read.digits.transpose(0, 2, 1)):
+            # 2A_sym = A + Aᵀ exactly (units unchanged: one more fractional bit); the skew part is a
+            # perturbation of norm ≤ ‖A - Aᵀ‖_F / 2
+            Z, z_exp = A_read.to_integers()
+            self.asym = float(np.linalg.norm((A_read - A_read.T).to_float64())) / 2 * _NORM_SAFETY
+            A_read = integers_to_fixed((Z + Z.T).ravel().tolist(), n, n, z_exp - 1)
+            self.exp2 = exp2 - 1
+            a_bits += 1
+        read_rounding += self.asym
         self.A_float = A_read.to_float64()
         w, V = np.linalg.eigh(self.A_float)
         order = np.argsort(-w, kind="stable")
         self.V0 = V[:, order]
         self.a_norm = float(np.max(np.abs(w)))
+        self.p_top = float(np.max(np.abs(self.A_float @ self.V0)))  # ≈ max |AX| (sets P's grid)
         self.target = 10.0**-dps
         if tier == 1:
             target_bits = math.ceil(dps * LOG2_10)
@@ -213,9 +214,15 @@ class _Refiner:
         log2n = max(1, math.ceil(math.log2(n)))
         # P = AX kept to a_bits + 16 + log2 n fractional bits (its rounding enters S's error bound); S, G to
         # the accuracy the correction (or the bounds) can use
-        P = _matmul_frac(A, X, a_bits + 16 + log2n)
-        S_fix = _matmul_frac(X.T, P, a_bits + 8 + log2n)
-        G_fix = _matmul_frac(X.T, X, min(2 * x_bits + 8, a_bits + 16 + log2n))
+        if self.tier == 1 and a_bits == self.a_bits:
+            # tier 1's a_bits already hold 2 log2 n + 24 guard bits beyond target and gaps: S's error
+            # N² 2**-a_bits (from P's rounding) stays below the target by those guard bits
+            p_frac = s_frac = g_frac = a_bits
+        else:
+            p_frac, s_frac, g_frac = a_bits + 16 + log2n, a_bits + 8 + log2n, a_bits + 16 + log2n
+        P = _matmul_frac(A, X, p_frac, self.p_top)
+        S_fix = _matmul_frac(X.T, P, s_frac, self.a_norm)
+        G_fix = _matmul_frac(X.T, X, min(2 * x_bits + 8, g_frac), 1.0)
         del P
         s_diag, s_exp = _diag_integers(S_fix)
         g_diag, g_exp = ozaki.column_dots(X, X)
@@ -302,12 +309,24 @@ class _Refiner:
         on the diagonal ``G_jj (θ_j - μ)`` with the double-double θ, so the cancellation is exact.
         """
         mu = float(np.mean(pr.theta_hi[J]))
+        g = 1.0 + pr.R[J, J]
+        diag = ((pr.theta_hi[J] - mu) + pr.theta_lo[J]) * g
+        S_JJ = pr.S[np.ix_(J, J)]
+        R_JJ = pr.R[np.ix_(J, J)]
+        off = np.ones((len(J), len(J)), dtype=bool)
+        np.fill_diagonal(off, False)
+        block = S_JJ - mu * R_JJ
+        # float64 read-outs suffice when their rounding (2**-52 of |S|, |μR|) is 2**-45 below the block
+        err = 2.0**-52 * float(np.max(np.abs(S_JJ[off]) + abs(mu) * np.abs(R_JJ[off]), initial=0.0))
+        scale = max(float(np.max(np.abs(diag))), float(np.max(np.abs(block[off]), initial=0.0)))
+        if err <= 2.0**-45 * scale:
+            block[np.diag_indices(len(J))] = diag
+            return mu, (block + block.T) / 2
         s_hi, s_lo = _sub_block(pr.S_fix, J).to_words(2)
         g_hi, g_lo = _sub_block(pr.G_fix, J).to_words(2)
         p_hi, p_lo = _two_product(np.full_like(g_hi, mu), g_hi)
         block = (s_hi - p_hi) + (s_lo - p_lo - mu * g_lo)
-        g = 1.0 + pr.R[J, J]
-        block[np.diag_indices(len(J))] = ((pr.theta_hi[J] - mu) + pr.theta_lo[J]) * g
+        block[np.diag_indices(len(J))] = diag
         return mu, (block + block.T) / 2
 
     # -- bounds -----------------------------------------------------------------------------------
@@ -535,7 +554,10 @@ class _Refiner:
         n = self.n
         x_bits = _START_BITS
         X = _exact(ozaki.FixedMatrix.from_float64(self.V0, bits=x_bits))
-        x_cap = self.a_bits + 16
+        # tier 1: X's rounding enters eigenvalues quadratically and vectors as 2**-x_bits / gap (gap bits are
+        # in a_bits); tier 2 keeps 16 bits beyond A
+        log2n = max(1, math.ceil(math.log2(n)))
+        x_cap = self.a_bits - log2n - 8 if self.tier == 1 else self.a_bits + 16
         bits_used = 0
         best = None  # (score, X, x_bits, products, bounds, iteration) of the best checked basis
         stall = 0
@@ -567,7 +589,8 @@ class _Refiner:
                                                 digit_bits=X.digit_bits) if top else None
             Xp = X.take_columns(new_order)
             if Wf is not None:
-                XW = _matmul_frac(X, Wf, new_bits + 8)
+                # |(XW)_ij| ≤ ‖row_i X‖ ‖W e_j‖ ≈ ‖W e_j‖
+                XW = _matmul_frac(X, Wf, new_bits + 8, float(np.max(np.linalg.norm(W, axis=0))))
                 Xp = Xp + XW
             X = _exact(Xp.rounded(max(1, Xp.exponent + new_bits)))
             x_bits = new_bits
@@ -630,11 +653,19 @@ def _exp_of(x: float) -> int:
     return t if f == 0.5 else t + 1
 
 
-def _matmul_frac(a: ozaki.FixedMatrix, b: ozaki.FixedMatrix, frac_bits: int) -> ozaki.FixedMatrix:
-    """``a @ b`` rounded to a grid at least as fine as ``2**-frac_bits`` (normalised units)."""
+def _matmul_frac(a: ozaki.FixedMatrix, b: ozaki.FixedMatrix, frac_bits: int, top: float | None = None):
+    """``a @ b`` rounded to a grid of about ``2**-frac_bits`` (normalised units).
+
+    ``top``: an estimate of ``max |a @ b|`` (from float64); without it the grid is set from the operands'
+    exponents (up to log2 of the inner dimension finer than asked). Either way the rounding is recorded in
+    the result's ``error_bound``.
+    """
     inner = a.shape[1]
-    e_bound = a.exponent + b.exponent + max(1, math.ceil(math.log2(inner))) + 1
-    return ozaki.matmul(a, b, bits=max(1, frac_bits + e_bound))
+    if top is not None and top > 0:
+        e_est = _exp_of(top * 1.25) + 1
+    else:
+        e_est = a.exponent + b.exponent + max(1, math.ceil(math.log2(inner))) + 1
+    return ozaki.matmul(a, b, bits=max(1, frac_bits + e_est))
 
 
 def _sub_block(F: ozaki.FixedMatrix, J) -> ozaki.FixedMatrix:
