@@ -3,7 +3,8 @@
 Usage::
 
     python benchmarks/eigen_bench.py --quick          # N = 60, 200 (about 3 minutes)
-    python benchmarks/eigen_bench.py --sizes 200 1000 --tier2-sizes 200 1000
+    python benchmarks/eigen_bench.py --sizes 60 200 1000 --tier2-sizes 60 200 1000
+    python benchmarks/eigen_bench.py --sizes 2000 --tier2-sizes --no-reference   # timing only
 
 Prints one row per method × N × tier: seconds (median of repeats where cheap), ratio to
 ``mpmath.eigsy`` at dps 30 (measured where N ≤ --eigsy-max, else extrapolated as N³ from the largest
@@ -15,7 +16,10 @@ measured N and marked ≈), ratio to float64 LAPACK ``eigh``, and the digits ach
 References: mpmath.eigsy at 2·dps + 40 digits for N ≤ --ref-max (independent); above that the same
 refinement at dps + 60 digits (two working precisions beyond, labelled ``self+60``). The test matrices
 (X = rng.normal(size=(N, 5)), σ = 2**10 median distances) are cached under ``benchmarks/.cache``.
-BLAS is limited to one thread (the machine is shared; threaded BLAS spins under load).
+BLAS is limited to one thread unless OPENBLAS_NUM_THREADS is set (the machine is shared; threaded BLAS
+spins under load); the thread count used is printed. ``refine`` is
+:func:`precise_kpca.numerics.eigen_refine.refine_eigensystem` (float64 eigh, then Ozaki-scheme products on
+float64 BLAS, see ``benchmarks/README.md``); the label gives its iterations and largest fixed-point bits.
 """
 from __future__ import annotations
 
@@ -99,6 +103,17 @@ def digits(res, ref_values, ref_vectors, tier: int, noise: float):
     return f"{min(rel):.1f} rel ({len(rel)} eigenvalues)"
 
 
+def bound_digits(res, tier: int, noise: float) -> str:
+    """Digits guaranteed by the returned bounds (same measures as :func:`digits`)."""
+    norm = abs(res.values[0])
+    if tier == 1:
+        val = min(_dig(b / norm) for b in res.value_error_bounds)
+        vec = min(_dig(b) for b in res.vector_error_bounds[:K])
+        return f"{val:.1f} / vec {vec:.1f}"
+    rel = [_dig(b / abs(v)) for b, v in zip(res.value_error_bounds, res.values) if abs(v) > noise * norm * 10**DPS]
+    return f"{min(rel):.1f} rel"
+
+
 def _dig(x) -> float:
     return 99.0 if x == 0 else -float(mpmath.log10(x))
 
@@ -110,11 +125,20 @@ def main() -> None:
     ap.add_argument("--tier2-sizes", type=int, nargs="*", default=[60, 200, 1000])
     ap.add_argument("--eigsy-max", type=int, default=200, help="largest N timed with mpmath.eigsy")
     ap.add_argument("--ref-max", type=int, default=60, help="largest N with an independent eigsy reference")
+    ap.add_argument("--no-reference", action="store_true", help="skip the self+60 reference beyond --ref-max")
+    ap.add_argument("--repeats", type=int, default=3, help="repeats (median) of the refinement for N <= 200")
     args = ap.parse_args()
     if args.quick:
         args.sizes, args.tier2_sizes, args.eigsy_max = [60, 200], [60, 200], 100
     eigsy_time = {}
     t64s = {}
+    try:
+        from threadpoolctl import threadpool_info
+
+        threads = ", ".join(f"{i['internal_api']} {i['num_threads']}" for i in threadpool_info())
+    except ImportError:  # pragma: no cover
+        threads = os.environ.get("OPENBLAS_NUM_THREADS", "?")
+    print(f"BLAS threads: {threads}; dps {DPS}, top-k {K}", flush=True)
     print(f"{'method':<34}{'N':>6}{'tier':>5}{'seconds':>11}{'vs eigsy':>12}{'vs eigh':>10}  digits [reference]",
           flush=True)
 
@@ -144,14 +168,19 @@ def main() -> None:
         for tier in (1, 2):
             if (tier == 1 and n not in args.sizes) or (tier == 2 and n not in args.tier2_sizes):
                 continue
-            reps = 3 if n <= 200 else 1
+            reps = args.repeats if n <= 200 else 1
             t, res = timed(lambda: refine_eigensystem(A, dps=DPS, tier=tier), reps)
-            if tier not in refs:
+            if tier not in refs and not args.no_reference:
                 hi = refine_eigensystem(A, dps=DPS + 60, tier=tier, k=K)
                 refs[tier] = ([v for v in hi.values], [list(hi.vectors[:, c]) for c in range(K)], "self+60")
-            d = digits(res, refs[tier][0], refs[tier][1], tier, 2.0 ** -(bits - 24))
+            if tier in refs:
+                d = digits(res, refs[tier][0], refs[tier][1], tier, 2.0 ** -(bits - 24))
+                d = f"{d} [{refs[tier][2]}]"
+            else:
+                d = "- [no reference]"
+            d += f"; bounds {bound_digits(res, tier, 2.0 ** -(bits - 24))}"
             row(f"refine tier {tier} ({res.iterations} it, {res.precision_bits_used} b)", n, tier, t,
-                f"{d} [{refs[tier][2]}]")
+                d)
 
 if __name__ == "__main__":
     main()

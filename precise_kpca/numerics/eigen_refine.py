@@ -44,6 +44,8 @@ _W_GUARD = 24  # fractional bits of the integer correction W beyond the target a
 _CLUSTER_FACTOR = 2.0**26
 _NORM_SAFETY = 1 + 2.0**-40  # covers float64 rounding in the Frobenius norms of the bounds
 _MAX_ITERATIONS = 40
+# tier 1: bits of A beyond target, 2 log2 N (Frobenius-to-entry factors of the products) and the top-k gaps
+_A_GUARD = 8
 _DEBUG = False
 
 
@@ -140,7 +142,7 @@ def refine_eigensystem(A, *, dps: int, tier: int = 1, k: int | None = None, max_
     if tier == 1:
         # the top-k vectors need A to target/gap: read enough bits for the largest gap allowance (50 bits),
         # then round to what the float64 gaps ask for
-        a_bits = target_bits + 2 * log2n + 24 + 50
+        a_bits = target_bits + 2 * log2n + _A_GUARD + 50
         if max_bits is not None:
             a_bits = min(a_bits, max_bits)
     else:
@@ -180,7 +182,7 @@ class _Refiner:
         if tier == 1:
             target_bits = math.ceil(dps * LOG2_10)
             log2n = max(1, math.ceil(math.log2(n)))
-            want = target_bits + 2 * log2n + 24 + _gap_bits_from_values(w[order], k)
+            want = target_bits + 2 * log2n + _A_GUARD + _gap_bits_from_values(w[order], k)
             if max_bits is not None:
                 want = min(want, max_bits)
             if want < a_bits:
