@@ -131,6 +131,9 @@ def test_exact_spectrum_contained_and_tight(distinct_case):
     assert enc.norm_bounds[0] <= norm <= enc.norm_bounds[1]
     assert np.all(enc.rayleigh_residuals <= enc.residual_norms * 1.01 + 2 * delta)  # θ minimises the residual
     assert abs(exact(enc.rayleigh[0]) - d[0]) <= 1e-25 * norm  # Rayleigh quotients are second-order accurate
+    with flint.ctx.workprec(200):
+        assert all(enc.ball(i).contains(flint.fmpq(v.numerator, v.denominator)) for i, v in enumerate(d))
+        assert enc.ball(0).rad() <= 1e-25 * norm
 
 
 def test_group_sin_bounds_hold(distinct_case):
@@ -209,18 +212,24 @@ def test_perturbed_inputs_still_enclose(distinct_case):
 
 
 def test_perturbed_matrix_within_delta(distinct_case):
-    d, A, Q, _, _, values, vectors = distinct_case
+    """A_hp = A + Δ with ‖Δ‖_F ≤ delta and the eigensystem of A_hp: only delta connects the bounds to A."""
+    d, A, Q, _, _, _, _ = distinct_case
     n = len(d)
     rng = np.random.default_rng(6)
-    noise = rng.standard_normal((n, n)) * 1e-20
+    noise = rng.standard_normal((n, n)) * 1e-10
     noisy = A + np.array([[Fraction(x) for x in row] for row in (noise + noise.T)], dtype=object)
     A_hp, rounding = fixed_point(noisy, 200)
     delta = rounding + 2.01 * float(np.linalg.norm(noise))
+    values, vectors = float_eigensystem(noisy)
     enc = enclose_eigensystem(A_hp, delta, values, vectors, k=1)
     for i, v in enumerate(d):
         assert contains(enc, i, v), i
         assert width(enc, i) >= 2 * delta
-    assert enc.groups[0].sin_theta is not None
+    ctx = mpmath.MPContext()
+    ctx.dps = 80
+    V0 = ctx.matrix([[ctx.mpf(Q[r, 0].numerator) / Q[r, 0].denominator] for r in range(n)])
+    angle = true_sin(ctx, vectors[:, :1], V0)
+    assert angle > 1e-12 and angle <= enc.groups[0].sin_theta <= 1e3 * float(angle)
 
 
 # -- input validation -------------------------------------------------------------------------------------

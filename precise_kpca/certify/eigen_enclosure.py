@@ -3,8 +3,8 @@
 Certifying eigen measures at N in the thousands by a second, high-precision eigensystem costs O(N³) in
 multiprecision. Here the float64 eigensystem ``(λ̂, X̂)`` itself is certified: everything below follows from
 two N×N Ozaki products (``P = A_hp X̂`` exact, ``G = X̂ᵀX̂`` to 2⁻⁸⁰ with a rigorous error bound;
-:mod:`precise_kpca.backends.ozaki`, float64 BLAS underneath), three exact column dot products (``‖x̂ᵢ‖²``, ``x̂ᵢᵀPᵢ``, ``‖Pᵢ‖²``) and a few float64 GEMMs
-with a-priori error bounds (spectral norms of ``R`` and ``G − I``).
+:mod:`precise_kpca.backends.ozaki`, float64 BLAS underneath), three exact column dot products (``‖x̂ᵢ‖²``,
+``x̂ᵢᵀPᵢ``, ``‖Pᵢ‖²``) and a few float64 GEMMs with a-priori error bounds (spectral norms of R and G − I).
 
 Setting. The exact symmetric ``A`` (N×N) is known as ``A_hp`` (exact fixed point, symmetric) with
 ``‖A − A_hp‖_F ≤ delta``. All bounds are first proven for ``A_hp`` and then moved to ``A`` by Weyl
@@ -113,6 +113,8 @@ class GroupBound:
 @dataclass(frozen=True)
 class EigenEnclosure:
     """Rigorous enclosures of the eigenvalues of A and of the top eigenvector groups.
+
+    Per-vector quantities refer to X̂ as read (X̂ itself unless ``max_vector_bits`` rounded it).
 
     Attributes
     ----------
@@ -225,8 +227,8 @@ def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, ma
     Notes
     -----
     Cost: the Ozaki products ``A_hp X̂`` (exact) and ``X̂ᵀX̂`` (to 2⁻⁸⁰), at most (digits of A_hp + digits of
-    X̂)·(digits of X̂) float64 N×N GEMMs (about 35 for a 120-bit A_hp and 67-bit X̂ at N = 2000), plus O(N²) work and a few float64
-    GEMMs for the norms. Eigenvalue enclosures hold for all N eigenvalues; widths are ~ε²/gap (Kato–Temple,
+    X̂)·(digits of X̂) float64 N×N GEMMs (24 for a 120-bit A_hp at N = 2000), plus O(N²) work and a few
+    float64 GEMMs for the norms. Eigenvalue enclosures hold for all N eigenvalues; widths are ~ε²/gap (Kato–Temple,
     block) where the global enclosures isolate a run of at most ``max_block`` eigenvalues, else ρ + delta.
     """
     start_time = time.perf_counter()
@@ -266,28 +268,9 @@ def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, ma
 
     residual_all = residual_norm(0, n)
     rho = (residual_all + (1 - _sqrt_down(1 - om)) * (lam[0] - lam[-1])) / _sqrt_down(1 - om)
-    lo = [v - rho for v in lam]
-    hi = [v + rho for v in lam]
-    method = ["global"] * n
-    runs = _overlap_runs(lo, hi)
-    new_lo, new_hi = list(lo), list(hi)
-    for s, t in runs:
-        if t - s == 1:
-            bound = _kato_temple(theta[s], eps2[s], hi[s + 1] if s + 1 < n else None, lo[s - 1] if s > 0 else None)
-            tag = "kato-temple"
-        elif t - s <= max_block:
-            bound = _block(A_hp, X.take_columns(np.arange(s, t)), s, residual_norm(s, t), om, lo, hi, prec)
-            tag = "block"
-        else:
-            continue
-        if bound is None:
-            continue
-        for i, (b_lo, b_hi) in zip(range(s, t), bound):
-            if b_lo > new_lo[i] or b_hi < new_hi[i]:
-                new_lo[i], new_hi[i] = max(b_lo, new_lo[i]), min(b_hi, new_hi[i])
-                method[i] = tag
-            if new_lo[i] > new_hi[i]:
-                raise ArithmeticError(f"empty enclosure of eigenvalue {i}: A_hp is not symmetric or a bound is wrong")
+    new_lo, new_hi, method = _quadratic_bounds(
+        A_hp, X, [v - rho for v in lam], [v + rho for v in lam], theta, eps2, residual_norm, om, max_block, prec
+    )
     d = Fraction(delta)
     lo_a = [v - d for v in new_lo]
     hi_a = [v + d for v in new_hi]
@@ -307,7 +290,7 @@ def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, ma
         residual_spectral=_float_up(residual_all + d * _sqrt_up(1 + om)),
         omega=omega,
         global_radius=_float_up(rho),
-        delta=float(delta),
+        delta=_float_up(d),
         groups=group_bounds,
         norm_bounds=(_float_down(norm_lo), _float_up(norm_hi)),
         k=k,
@@ -515,6 +498,32 @@ def _overlap_runs(lo, hi) -> list[tuple[int, int]]:
             runs.append((start, i))
             start = i
     return runs
+
+
+def _quadratic_bounds(A_hp, X, lo, hi, theta, eps2, residual_norm, om, max_block, prec):
+    """Sharpen the global enclosures ``[lo, hi]`` of A_hp's eigenvalues where they isolate runs: Kato–Temple for
+    single eigenvalues, the Li–Li block bound for runs of at most ``max_block``. Returns (lo, hi, method)."""
+    n = len(lo)
+    new_lo, new_hi = list(lo), list(hi)
+    method = ["global"] * n
+    for s, t in _overlap_runs(lo, hi):
+        if t - s == 1:
+            bound = _kato_temple(theta[s], eps2[s], hi[s + 1] if s + 1 < n else None, lo[s - 1] if s > 0 else None)
+            tag = "kato-temple"
+        elif t - s <= max_block:
+            bound = _block(A_hp, X.take_columns(np.arange(s, t)), s, residual_norm(s, t), om, lo, hi, prec)
+            tag = "block"
+        else:
+            continue
+        if bound is None:
+            continue
+        for i, (b_lo, b_hi) in zip(range(s, t), bound):
+            if b_lo > new_lo[i] or b_hi < new_hi[i]:
+                new_lo[i], new_hi[i] = max(b_lo, new_lo[i]), min(b_hi, new_hi[i])
+                method[i] = tag
+            if new_lo[i] > new_hi[i]:  # two rigorous enclosures of one eigenvalue cannot be disjoint
+                raise ArithmeticError(f"empty enclosure of eigenvalue {i}: A_hp is not symmetric or a bound is wrong")
+    return new_lo, new_hi, method
 
 
 def _kato_temple(theta: Fraction, eps2: Fraction, alpha, beta):
