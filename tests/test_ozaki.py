@@ -342,6 +342,28 @@ def test_add_sub_neg_transpose_scale(case):
     assert top <= bound <= math.nextafter(float(top + Fraction(2) ** (a.exponent - 2 * a.digit_bits + 1)), math.inf)
 
 
+@pytest.mark.parametrize("b", [2, 5, 21])
+def test_extreme_digits_survive_every_operation(b):
+    # all digits +2**(b-1): the largest value the digits hold, above 2**(exponent-1); rounding it up needs a
+    # carry into a new leading digit
+    top = 2.0 ** (b - 1)
+    digits = np.full((4, 2, 3), top)
+    digits[:, 1, :] *= -1
+    m = FixedMatrix(digits, 3, b)
+    exact = fractions(m)
+    for bits in range(1, 4 * b + 1):
+        r = m.rounded(bits)
+        assert np.max(np.abs(r.digits)) <= top
+        for g, x in zip(fractions(r).ravel(), exact.ravel()):
+            assert g == round_half_up(x, m.exponent - bits)
+    assert np.all(fractions(m.with_digit_bits(max(1, b - 3))) == exact)
+    assert np.all(fractions(m + m) == 2 * exact)
+    ints, exp2 = m.to_integers()
+    assert np.all(fractions(FixedMatrix.from_integers(ints, exp2, digit_bits=b)) == exact)
+    words = m.to_words(3)
+    assert np.all(sum(np.vectorize(Fraction, otypes=[object])(w) for w in words) == exact)
+
+
 @FAST
 @given(st.integers(1, 300), st.integers(1, 5), st.integers(2, 27), st.integers(0, 2**32 - 1))
 def test_column_dots_exact(n, m, digit_bits, seed):

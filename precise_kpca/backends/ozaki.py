@@ -22,15 +22,19 @@ hold every multiple of its last digit's unit in that range.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 _MAX_DIGIT_BITS = 27  # one product of two 27-bit balanced digits is 2**52: the widest exact single product
 _STACK_BYTES = 1 << 26  # thin products whose slice GEMM results all fit in this many bytes do them side by side
 _THIN = 64  # at most this many columns of b (rows of a) make a product thin
+_SMALL_GEMM = 1 << 25  # slice GEMMs with fewer multiply-adds run on one BLAS thread
+_controller = None
 
 
 def digit_bits_for(inner: int) -> int:
@@ -106,21 +110,24 @@ def _finish_top(top: np.ndarray, b: int) -> list[np.ndarray]:
 
 
 def _normalize(levels: np.ndarray, b: int) -> tuple[np.ndarray, int]:
-    """Balanced float64 digits of ``Σ_k levels[k] 2**(-b k)`` (int64 levels, consumed) and the number of leading
-    digits prepended because the carry out of level 0 was nonzero."""
-    out = np.empty(levels.shape, dtype=np.float64)
-    carry = None
+    """Balanced float64 digits of ``Σ_k levels[k] 2**(-b k)`` and the number of leading digits prepended because
+    the carry out of level 0 was nonzero.
+
+    The digits overwrite the int64 levels' memory (same item size): no second array of the full size.
+    """
+    out = levels.view(np.float64)
+    carry = np.zeros(levels.shape[1:], dtype=np.int64)
     for k in range(levels.shape[0] - 1, 0, -1):
         v = levels[k]
-        if carry is not None:
-            v += carry
-        out[k] = _split_low(v, b)
-        carry = v
-    top = levels[0]
-    if carry is not None:
-        top += carry
-    out[0] = _split_top(top, b)
-    prefix = _finish_top(top, b)
+        v += carry
+        r = _split_low(v, b)
+        np.copyto(carry, v)
+        out[k] = r
+    v = levels[0]
+    v += carry
+    r = _split_top(v, b)
+    prefix = _finish_top(v.copy(), b) if v.any() else []
+    out[0] = r
     if prefix:
         out = np.concatenate([np.stack(prefix).astype(np.float64), out])
     return out, len(prefix)
@@ -610,6 +617,17 @@ class _SliceProducts:
                 np.add(acc, g.T, out=acc, dtype=np.int64, casting="unsafe")
 
 
+def _one_thread_if_small(work: int):
+    """Single-threaded BLAS for small slice GEMMs (scoped): there, starting and synchronising BLAS threads costs
+    more than it saves, and on a shared machine spinning threads cost far more."""
+    global _controller
+    if work >= _SMALL_GEMM:
+        return contextlib.nullcontext()
+    if _controller is None:
+        _controller = ThreadpoolController()
+    return _controller.limit(limits=1, user_api="blas")
+
+
 def _product_digits(slices: _SliceProducts, b: int, base: int, kmax: int):
     """Balanced digits and exponent of ``2**base Σ_{l+m<=kmax} A[l] @ B[m] 2**(-b(l+m))``, leading zero digits
     dropped.
@@ -692,6 +710,13 @@ def matmul(a: FixedMatrix, b: FixedMatrix, *, bits: int | None = None) -> FixedM
         a, bd = b.T, b.digit_bits
     else:
         a, b, bd = _common_split(a, b, inner)
+    with _one_thread_if_small(a.shape[0] * inner * b.shape[1]):
+        return _matmul(a, b, bd, bits, symmetric, inherited)
+
+
+def _matmul(a: FixedMatrix, b: FixedMatrix, bd: int, bits: int | None, symmetric: bool, inherited: Fraction):
+    """:func:`matmul` on validated operands already re-split to the common digit width ``bd``."""
+    inner = a.shape[1]
     A, B = a.digits, b.digits
     La, Lb = A.shape[0], B.shape[0]
     base = a.exponent + b.exponent - 2 * bd  # unit of the level-0 slice product A[0] @ B[0]
