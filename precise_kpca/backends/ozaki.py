@@ -94,10 +94,10 @@ def _split_low(v: np.ndarray, b: int) -> np.ndarray:
 def _split_top(v: np.ndarray, b: int) -> np.ndarray:
     """Like :func:`_split_low`, but a leading digit may also take +2**(b-1) (so 2**(e-1) needs no new digit)."""
     half = 1 << (b - 1)
-    keep = np.abs(v) <= half
+    at_half = v == half  # the one value that fits the digit but not [-2**(b-1), 2**(b-1))
     r = _split_low(v, b)
-    r[keep] += v[keep] << b  # undo the carry where v fits as it is
-    v[keep] = 0
+    np.putmask(r, at_half, half)
+    np.putmask(v, at_half, 0)
     return r
 
 
