@@ -17,8 +17,17 @@ Guarantees. ``matmul(a, b)``, ``column_dots``, ``+``, ``-``, negation, ``.T``, `
 error each of them commits is bounded rigorously and accumulated in :attr:`FixedMatrix.error_bound`.
 ``to_float64`` is faithful, ``to_words`` has a bounded relative error (see their docstrings).
 
-Every exponent chosen here satisfies ``max |value| <= 2**(e-1)``; a digit vector with ``|d| <= 2**(b-1)`` can
-hold every multiple of its last digit's unit in that range.
+Exponents: the constructors choose the least ``e`` with ``max |value| <= 2**(e-1)`` (balanced digits hold every
+multiple of the last digit's unit in that range); any balanced digits give ``|value| < 2**(e-1) (1 + 2**(1-b))``.
+Exact products keep ``e`` within one digit of the least; ``matmul(..., bits=p)`` chooses it to the bit.
+
+Threads: slice GEMMs below ``2**25`` multiply-adds run on one BLAS thread (scoped with threadpoolctl); larger ones
+use the caller's BLAS setting.
+
+API: :class:`FixedMatrix` (``from_float64``, ``from_words``, ``from_integers``, ``to_integers``, ``to_float64``,
+``to_words``, ``rounded``, ``with_digit_bits``, ``scaled2``, ``take_columns``, ``max_abs_bound``, ``.T``, ``-a``,
+``a + b``, ``a - b``, ``a @ b``), :func:`matmul`, :func:`matmul_transpose_self`, :func:`column_dots`,
+:func:`digit_bits_for`.
 """
 from __future__ import annotations
 
@@ -219,8 +228,7 @@ class FixedMatrix:
     digits : ndarray of float64, shape (L, n, m)
         Integer-valued, balanced: ``|digits| <= 2**(digit_bits-1)``.
     exponent : int
-        One block exponent for the whole matrix; ``max |value| <= 2**(exponent-1)`` for matrices built here
-        (sums and products may leave it up to ``digit_bits`` bits above the least such exponent).
+        One block exponent for the whole matrix (see the module docstring for how it is chosen).
     digit_bits : int
     error_bound : float
         Rigorous bound on ``max |value - exact|`` over entries, where ``exact`` is what exact arithmetic on the
@@ -257,7 +265,7 @@ class FixedMatrix:
     # -- constructors -----------------------------------------------------------------------------------
     @classmethod
     def from_float64(cls, a, *, bits: int, digit_bits: int | None = None) -> "FixedMatrix":
-        """``a`` rounded to the grid ``2**(exponent - bits)``; ``exponent`` is the least with ``max|a| <= 2**(exponent-1)``.
+        """``a`` rounded to the grid ``2**(exponent - bits)``, the least exponent with ``max|a| <= 2**(exponent-1)``.
 
         Parameters
         ----------
@@ -295,9 +303,9 @@ class FixedMatrix:
         Returns
         -------
         FixedMatrix
-            ``exponent`` is the least with ``max(Σ|words|) <= 2**(exponent-1)`` up to float64 rounding of that
-            bound; the exact sum is rounded once, to nearest with ties toward +∞ (``error_bound`` is half the grid
-            if anything was rounded away, else 0).
+            ``exponent`` is the least with ``2**(exponent-1)`` at least every word's largest entry and a float64
+            upper bound on ``max |Σ words|``; the exact sum is rounded once, to nearest with ties toward +∞
+            (``error_bound`` is half the grid if some bits lay below the grid, else 0).
 
         Notes
         -----
@@ -506,7 +514,12 @@ class FixedMatrix:
     # -- rounding ---------------------------------------------------------------------------------------
     def rounded(self, bits: int) -> "FixedMatrix":
         """The value rounded to the grid ``2**(exponent - bits)`` (nearest, ties toward +∞), with
-        ``ceil(bits / digit_bits)`` digits; ``self`` if it already lies on a grid at least that fine."""
+        ``ceil(bits / digit_bits)`` digits; ``self`` if it already lies on a grid at least that fine.
+
+        The exponent stays, unless a value above ``2**(exponent-1)`` rounds up past what the digits hold: then
+        one leading digit is added (exponent + digit_bits; the grid is the same). ``error_bound`` grows by half
+        the grid if anything was rounded away.
+        """
         bits = _check_bits(bits)
         if self.exponent - bits <= self.ulp_exp2:
             return self
