@@ -5,6 +5,10 @@ Certification methods (``Measurement.method`` names the one used):
 * ``metric`` — rigorous: ball arithmetic (python-flint ``arb``) on the exact integer form of X; the ball's
   radius bounds the error. The maximum over pairs is the diameter pair's (proofs: the per-pair relative
   dissonance 1 − √((1 − e^{−u})/u) increases with u).
+* ``eigenvalue`` and ``eigenprojection`` where the structured path does not apply — rigorous enclosures of the
+  float64 eigensystem (:mod:`precise_kpca.measures.enclosed`: binary128 Gram, exact residual products on
+  float64 BLAS, Weyl / Kato–Temple / Davis–Kahan); the interval's midpoint is reported with the digits its
+  ends agree on. Data sets up to ``TWIN_MAX_N`` rows fall back to the agreement below if that certifies fewer.
 * eigen-based measures — agreement of two independent evaluations of the same algorithm at different
   working precisions (float64 and mp, or mp at dps p and p + 20). The higher-precision value is reported
   with one digit fewer than the two agree on. ``auto`` chooses p from the predicted cancellation
@@ -25,7 +29,7 @@ import numpy as np
 from ..backends import Backend, Float64Backend, MPBackend, get_backend
 from ..numerics import double_center, eigensystem, gaussian_residual
 from ..validation import check_data, parse_sigma
-from . import structured
+from . import enclosed, structured
 from .measurement import Measurement, agreeing_digits
 from .metric import metric_dissonance_ball, metric_dissonance_value
 from .spectral import (
@@ -46,6 +50,8 @@ MAX_ESCALATIONS = 3  # beyond this the problem is ill-posed (e.g. equal eigenval
 _ESCALATION_DPS = 20
 _FLOAT64_DIGITS = 13  # what a float64 evaluation can be expected to certify
 _BITS_PER_DIGIT = math.log2(10)
+ENCLOSED_MEASURES = ("eigenvalue", "eigenprojection")
+TWIN_MAX_N = 400  # above this a multiprecision eigensolver twin takes minutes to hours: enclosures only
 
 
 def evaluate(X: np.ndarray, name: str, sigma: Fraction, backend: Backend, *, k=1, tau=1e-6,
@@ -225,6 +231,10 @@ def _auto(X, name, sigma, digits, options, k_field, start) -> Measurement:
     """Structured path where it applies (float64 E, certified by an mp twin); else a full eigensolver at the
     precision the predicted cancellation needs."""
     float64 = Float64Backend()
+    if name in ENCLOSED_MEASURES and not _structured_applies(X, sigma, options):
+        result = _enclosed(X, name, sigma, digits, options, k_field, start)
+        if result.certified_digits >= digits or X.shape[0] > TWIN_MAX_N:
+            return result
     if name != "cka":
         try:
             value, _, path = evaluate(X, name, sigma, float64, **options)
@@ -243,6 +253,39 @@ def _auto(X, name, sigma, digits, options, k_field, start) -> Measurement:
     first: Backend = float64 if need <= _FLOAT64_DIGITS else MPBackend(int(math.ceil(need)) + 6)
     second = MPBackend(max(30, int(math.ceil(need)) + 12, first.dps + 10))
     return _by_agreement(X, name, sigma, first, second, digits, options, k_field, start, escalate=True)
+
+
+def _structured_applies(X, sigma, options) -> bool:
+    try:
+        return structured.perturbed_spectrum(X, sigma, Float64Backend(), options["k"], options["median"]).applicable
+    except (ArithmeticError, ValueError):
+        return False
+
+
+def _enclosed(X, name, sigma, digits, options, k_field, start) -> Measurement:
+    """The eigen measure from rigorous enclosures of the float64 eigensystem (see the module docstring)."""
+    k, tau, aggregate = options["k"], options["tau"], options["aggregate"]
+    ctx = MPBackend(enclosed.LINEAR_DPS)
+    try:
+        enc = enclosed.spectrum_enclosure(X, sigma, median=options["median"], k_max=max(k, _SHARED_VECTORS),
+                                          tau=tau)
+        if name == "eigenvalue":
+            lo, hi = enclosed.eigenvalue_interval(enc, X)
+            at_zero = ctx.scalar(1)
+        else:
+            lo, hi = enclosed.eigen_distance_interval(enc, X, k, tau, aggregate)
+            at_zero = _eigen_distance_at_zero(X, ctx, k, tau, aggregate)
+    except ArithmeticError as exc:
+        return _undetermined(name, sigma, k_field, ctx, exc, start)
+    value, certified = enclosed.certified_value(lo, hi)
+    certified = min(certified, ctx.dps - 5)
+    method = ("rigorous enclosure: float64 eigensystem of the binary128 Gram, exact residual products "
+              f"(interval [{mpmath.nstr(lo, 5)}, {mpmath.nstr(hi, 5)}])")
+    if certified < digits:
+        method = f"FAILED to certify {digits} digits ({certified} certified): " + method
+        if X.shape[0] > TWIN_MAX_N:
+            warnings.warn(f"{name} at sigma={sigma}: {method}", RuntimeWarning, stacklevel=4)
+    return _result(name, sigma, k_field, ctx, value, at_zero, certified, method, start)
 
 
 def _by_agreement(X, name, sigma, first, second, digits, options, k_field, start, *, escalate,

@@ -146,9 +146,19 @@ def plan_tasks(data: dict[str, StudyData], plan: StudyPlan, data_keys: dict[str,
     return tasks
 
 
-def _study_point(shared: dict[str, np.ndarray], item: tuple[str, PointTask]) -> dict:
-    name, task = item
-    return compute_point(shared[name], task)
+def _study_bundle(shared: dict[str, np.ndarray], bundle: list[tuple[str, PointTask]]) -> list[dict]:
+    """Every point of one (data set, σ, backend) in one worker: the measures share its cached eigensystem."""
+    return [compute_point(shared[name], task) for name, task in bundle]
+
+
+def bundle_tasks(pending: list[tuple[str, PointTask]], sizes: dict[str, int]) -> list[list[tuple[str, PointTask]]]:
+    """Group points by (data set, σ, requested backend), expensive bundles first (naive last, then large N,
+    then large σ) so that a pool finishes evenly."""
+    bundles: dict[tuple, list] = {}
+    for name, task in pending:
+        bundles.setdefault((name, task.log2_sigma, task.key.requested_backend), []).append((name, task))
+    return sorted(bundles.values(), key=lambda b: (b[0][1].key.requested_backend == NAIVE_BACKEND,
+                                                    -sizes[b[0][0]], -b[0][1].log2_sigma))
 
 
 @dataclass
@@ -200,10 +210,8 @@ def run_study(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore, 
     keys = {name: store.register_data(item.X, name) for name, item in data.items()}
     tasks = plan_tasks(data, plan, keys)
     done = store.existing(task.key for _, task in tasks)
-    # expensive first (precision grows with sigma and N; naive points are cheap): the pool finishes evenly
-    pending = sorted((t for t in tasks if t[1].key not in done),
-                     key=lambda t: (t[1].key.requested_backend == NAIVE_BACKEND, -data[t[0]].X.shape[0],
-                                    -t[1].log2_sigma))
+    pending = [t for t in tasks if t[1].key not in done]
+    bundles = bundle_tasks(pending, {name: item.X.shape[0] for name, item in data.items()})
     runner = get_executor(executor)
     disable = not progress or (progress != "always" and not sys.stderr.isatty())
     point_seconds = 0.0
@@ -212,11 +220,12 @@ def run_study(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore, 
               dynamic_ncols=True) as bar:
         if pending:
             shared = {name: item.X for name, item in data.items()}
-            for (name, task), record in runner.run(_study_point, shared, pending):
-                store.put(task.key, record)
-                point_seconds += record["seconds"]
-                bar.set_postfix_str(name, refresh=False)
-                bar.update()
+            for bundle, records in runner.run(_study_bundle, shared, bundles):
+                for (name, task), record in zip(bundle, records):
+                    store.put(task.key, record)
+                    point_seconds += record["seconds"]
+                bar.set_postfix_str(bundle[0][0], refresh=False)
+                bar.update(len(bundle))
     return RunStats(len(pending), len(tasks) - len(pending), time.perf_counter() - start, point_seconds,
                     runner.name)
 
