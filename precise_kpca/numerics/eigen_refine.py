@@ -217,9 +217,12 @@ class _Refiner:
         # P = AX kept to a_bits + 16 + log2 n fractional bits (its rounding enters S's error bound); S, G to
         # the accuracy the correction (or the bounds) can use
         if self.tier == 1 and a_bits == self.a_bits:
-            # tier 1's a_bits already hold 2 log2 n + 24 guard bits beyond target and gaps: S's error
+            # tier 1's a_bits already hold 2 log2 n + 8 guard bits beyond target and gaps: S's error
             # N² 2**-a_bits (from P's rounding) stays below the target by those guard bits
             p_frac = s_frac = g_frac = a_bits
+        elif a_bits == self.a_bits:
+            # tier 2 at full precision: S's error N² 2**-(a_bits + log2 n) is below A's own rounding
+            p_frac, s_frac, g_frac = a_bits + log2n, a_bits, a_bits
         else:
             p_frac, s_frac, g_frac = a_bits + 16 + log2n, a_bits + 8 + log2n, a_bits + 16 + log2n
         P = _matmul_frac(A, X, p_frac, self.p_top)
@@ -559,7 +562,7 @@ class _Refiner:
         # tier 1: X's rounding enters eigenvalues quadratically and vectors as 2**-x_bits / gap (gap bits are
         # in a_bits); tier 2 keeps 16 bits beyond A
         log2n = max(1, math.ceil(math.log2(n)))
-        x_cap = self.a_bits - log2n - 8 if self.tier == 1 else self.a_bits + 16
+        x_cap = self.a_bits - log2n - 8 if self.tier == 1 else self.a_bits
         bits_used = 0
         best = None  # (score, X, x_bits, products, bounds, iteration) of the best checked basis
         stall = 0
