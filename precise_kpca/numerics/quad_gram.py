@@ -55,6 +55,7 @@ _WORDS = 2.0**-106  # relative error of a binary128 value held as two float64 wo
 _TINY = 2.0**-1060  # per-entry allowance for float64 words in the subnormal range
 _QUAD_EXP = 16000  # keep every scaled quantity well inside the binary128 normal range (2^±16382)
 _BLOCK_ENTRIES = 2**20  # entries per row block: ~16 MB per binary128 temporary
+_SERIES_TERMS = 26  # (1/4)^24 / 26! < 2^-140: the truncated tail is far below one binary128 rounding
 
 
 @dataclass(frozen=True)
@@ -156,12 +157,15 @@ def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) 
     abs_means = np.empty(n)
     norm_g = _SquaredNorm()
     for rows in blocks:
-        g = _residual_block(x_t, rows, scales.c, scales.s2)
+        g, series = _residual_block(x_t, rows, scales.c, scales.s2)
         held = _to_words(g, hi[rows], lo[rows])
         sums[rows] = np.add.reduce(held, axis=1)
         g_abs = np.abs(hi[rows])
         abs_means[rows] = g_abs.sum(axis=1) / n
-        norm_g.add((coef_g + _WORDS) * g_abs + coef_d * cdist(X[rows], X, "sqeuclidean") + _TINY)
+        # series entries: relative error only; expm1 entries: expm1's absolute error u·û survives the cancellation
+        relative = coef_g + _WORDS + np.where(series, _SERIES_ERROR, 0.0)
+        absolute = np.where(series, 0.0, coef_d * cdist(X[rows], X, "sqeuclidean"))
+        norm_g.add(relative * g_abs + absolute + _TINY)
 
     # Pass 2: Â = L̂ + G̃ − m̂_i − m̂_j + ĝ, overwriting each block's words.
     n_q = np.array([n], dtype=np.float64).astype(_Q)[0]
@@ -270,7 +274,20 @@ def _residual_block(x_t: np.ndarray, rows: slice, c, s2) -> np.ndarray:
     u = np.multiply(dist, c, out=dist)
     with np.errstate(invalid="ignore"):  # SLEEF flags 'invalid' for very negative arguments yet returns −1
         e = np.expm1(np.negative(u, out=diff), out=diff)
-    return np.multiply(np.add(e, u, out=e), s2, out=e)
+    np.add(e, u, out=e)
+    small = u < _SERIES_QUAD
+    if small.any():
+        e[small] = _phi_series(u[small])
+    return np.multiply(e, s2, out=e), small
+
+
+def _phi_series(u: np.ndarray) -> np.ndarray:
+    """φ(u) = e^{−u} − 1 + u = u² Σ_j (−u)^j / (j + 2)! by Horner, for 0 ≤ u < 1/4: no cancellation, so full
+    relative accuracy where expm1(−u) + u would keep only ~113 − log2(1/u) bits."""
+    s = np.full(u.shape, _SERIES_COEFFICIENTS[-1])
+    for coefficient in _SERIES_COEFFICIENTS[-2::-1]:
+        s = coefficient - u * s
+    return (u * u) * s
 
 
 def _linear_block(xc_t: np.ndarray, rows: slice) -> np.ndarray:
@@ -347,3 +364,11 @@ class _SquaredNorm:
         top = max(t for t, _ in self._parts)
         total = sum(math.ldexp(s, 2 * (t - top)) for t, s in self._parts)
         return math.ldexp(math.sqrt(total), top)
+
+
+# φ's series: coefficients 1/(j+2)! rounded once to binary128, used where û < 1/4. Horner's relative error is at
+# most γ_{2T+4} times Σ|terms| / |φ/u²| ≤ 1.134 at u = 1/4 (coefficient roundings included); 1.2 covers it.
+_SERIES_QUAD = _quad_scalar(libmp.from_rational(1, 4, _BITS, libmp.round_nearest))
+_SERIES_COEFFICIENTS = [_quad_scalar(libmp.from_rational(1, math.factorial(j + 2), _WIDE_BITS, libmp.round_nearest))
+                        for j in range(_SERIES_TERMS)]
+_SERIES_ERROR = 1.2 * _gamma(2 * _SERIES_TERMS + 8)

@@ -1,0 +1,123 @@
+"""Eigen measures from rigorous enclosures of the float64 eigensystem, and the binary128 E operator."""
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+
+from precise_kpca.backends import MPBackend
+from precise_kpca.measures import enclosed, evaluate, measure
+from precise_kpca.measures.structured import perturbed_spectrum
+from precise_kpca.numerics import double_center, gaussian_residual
+from precise_kpca.numerics.quad_residual import QuadResidualOperator
+from precise_kpca.reports.study import bundle_tasks
+from precise_kpca.studies.curves import NAIVE_BACKEND, sweep_tasks
+
+REF_DPS = 60
+
+
+def _data(seed=3, n=36):
+    return np.random.default_rng(seed).normal(size=(n, 3)) * np.array([2.0, 1.0, 0.3])
+
+
+def _reference(X, name, p, **kw):
+    ref, _, _ = evaluate(X, name, Fraction(2) ** p, MPBackend(REF_DPS), eigensolver_only=True, **kw)
+    return MPBackend(REF_DPS).export(ref)  # global-type mpf, not rounded
+
+
+def _interval(X, name, p, k=1, aggregate="mean", enc=None):
+    enc = enc or enclosed.spectrum_enclosure(X, Fraction(2) ** p)
+    if name == "eigenvalue":
+        return enclosed.eigenvalue_interval(enc, X)
+    return enclosed.eigen_distance_interval(enc, X, k, 1e-6, aggregate)
+
+
+@pytest.mark.parametrize("p", [-2, 3, 9, 13])
+@pytest.mark.parametrize("name, k, aggregate", [("eigenvalue", 1, "mean"), ("eigenprojection", 1, "mean"),
+                                                ("eigenprojection", 3, "max")])
+def test_intervals_contain_an_independent_reference_and_are_narrow(name, k, aggregate, p):
+    X = _data()
+    lo, hi = _interval(X, name, p, k, aggregate)
+    ref = _reference(X, name, p, k=k, aggregate=aggregate)
+    assert lo <= ref <= hi
+    value, digits = enclosed.certified_value(lo, hi)
+    assert digits >= 15, (lo, hi)
+    assert abs(value - ref) <= abs(ref) * mpmath.mpf(10) ** -digits
+
+
+def test_perturbed_eigenvectors_widen_the_interval_but_never_lose_the_truth(monkeypatch):
+    X, p = _data(seed=5), 6
+    ref = _reference(X, "eigenprojection", p, k=1)
+    eigh = np.linalg.eigh
+
+    def spoiled(a):
+        w, V = eigh(a)
+        V = V.copy()
+        V[:, -1] += 1e-7 * V[:, -2]  # the top vector, 1e-7 off
+        return w, V
+
+    enclosed._enclosure_cached.cache_clear()
+    monkeypatch.setattr(enclosed.np.linalg, "eigh", spoiled)
+    monkeypatch.setattr(enclosed, "_newton_correction", lambda A, w, V, m: np.zeros((V.shape[0], m)))
+    enc = enclosed.spectrum_enclosure(X, Fraction(2) ** p)
+    enclosed._enclosure_cached.cache_clear()
+    lo, hi = _interval(X, "eigenprojection", p, enc=enc)
+    assert lo <= ref <= hi
+    assert enclosed.certified_value(lo, hi)[1] <= 8  # 1e-7 of error cannot be certified away
+    # mutation: the same basis without its sin Θ slack excludes the truth, so the containment test has teeth
+    blind = enclosed.SpectrumEnclosure(enc.lower, enc.upper, enc.vectors, enc.correction,
+                                       {g: 0.0 for g in enc.sin_theta}, enc.seconds)
+    lo, hi = _interval(X, "eigenprojection", p, enc=blind)
+    assert not lo <= ref <= hi
+
+
+def test_measure_reports_the_enclosure_method_below_the_structured_range():
+    X = _data()
+    m = measure(X, "eigenvalue", "2**4", digits=12)
+    assert m.method.startswith("rigorous enclosure") and m.certified_digits >= 12
+    assert float(m.value) == pytest.approx(float(_reference(X, "eigenvalue", 4)), rel=1e-12)
+
+
+@pytest.mark.parametrize("p", [8, 20])
+def test_binary128_residual_operator_applies_e_to_thirty_digits(p):
+    X = _data(n=24)
+    b = MPBackend(30)
+    E = double_center(gaussian_residual(X, Fraction(2) ** p, backend=MPBackend(60))).deviation
+    op = QuadResidualOperator(X, Fraction(2) ** p, b)
+    V = np.array([[b.scalar(float(v)) for v in row] for row in np.random.default_rng(0).normal(size=(24, 3))])
+    got = op.dot(V)
+    ctx = MPBackend(60)
+    exact = E.dot(np.array([[ctx.scalar(MPBackend(30).export(v)) for v in row] for row in V], dtype=object))
+    scale = max(abs(x) for x in exact.ravel())
+    worst = max(abs(ctx.scalar(MPBackend(30).export(g)) - e) for g, e in zip(got.ravel(), exact.ravel()))
+    assert worst <= scale * mpmath.mpf(10) ** -27
+    assert op.frobenius == pytest.approx(float(mpmath.sqrt(sum(e * e for e in E.ravel()))), rel=1e-12)
+
+
+def test_structured_twin_with_binary128_e_matches_the_mp_one(monkeypatch):
+    X = _data(n=24)
+    sigma = Fraction(2) ** 22
+    b = MPBackend(30)
+    mp_shifts = [b.export(s) for s in perturbed_spectrum(X, sigma, b, 2).shifts]
+    monkeypatch.setattr("precise_kpca.measures.structured.QUAD_MIN_N", 0)
+    from precise_kpca.measures import structured
+    structured._perturbed_cached.cache_clear()
+    quad_shifts = [b.export(s) for s in perturbed_spectrum(X, sigma, b, 2).shifts]
+    structured._perturbed_cached.cache_clear()
+    for a, c in zip(mp_shifts, quad_shifts):
+        assert abs(a - c) <= abs(a) * mpmath.mpf(10) ** -25
+
+
+def test_bundles_hold_each_point_once_grouped_by_data_set_sigma_and_backend():
+    X = _data(n=10)
+    tasks = [(name, t) for name in ("a", "b") for t in sweep_tasks(
+        X, [1, 2, 3], measures=("metric", "eigenvalue", "eigenprojection"), k=[1, 2], digits=8,
+        naive_overlay=True, data_key=name)]
+    bundles = bundle_tasks(tasks, {"a": 10, "b": 500})
+    flat = [t for b in bundles for t in b]
+    assert sorted(map(repr, (t.key for _, t in flat))) == sorted(map(repr, (t.key for _, t in tasks)))
+    for b in bundles:
+        assert len({(name, t.log2_sigma, t.key.requested_backend) for name, t in b}) == 1
+    naive = [b[0][1].key.requested_backend == NAIVE_BACKEND for b in bundles]
+    assert naive == sorted(naive)  # certified bundles first
+    assert bundles[0][0][0] == "b" and bundles[0][0][1].log2_sigma == 3  # larger N, then larger σ first
