@@ -272,10 +272,12 @@ def _residual_block(x_t: np.ndarray, rows: slice, c, s2) -> np.ndarray:
         np.multiply(diff, diff, out=diff)
         np.add(dist, diff, out=dist)
     u = np.multiply(dist, c, out=dist)
+    small = u < _SERIES_QUAD
+    if small.all():  # large σ: the series everywhere, no expm1
+        return np.multiply(_phi_series(u), s2), small
     with np.errstate(invalid="ignore"):  # SLEEF flags 'invalid' for very negative arguments yet returns −1
         e = np.expm1(np.negative(u, out=diff), out=diff)
     np.add(e, u, out=e)
-    small = u < _SERIES_QUAD
     if small.any():
         e[small] = _phi_series(u[small])
     return np.multiply(e, s2, out=e), small
@@ -284,10 +286,20 @@ def _residual_block(x_t: np.ndarray, rows: slice, c, s2) -> np.ndarray:
 def _phi_series(u: np.ndarray) -> np.ndarray:
     """φ(u) = e^{−u} − 1 + u = u² Σ_j (−u)^j / (j + 2)! by Horner, for 0 ≤ u < 1/4: no cancellation, so full
     relative accuracy where expm1(−u) + u would keep only ~113 − log2(1/u) bits."""
-    s = np.full(u.shape, _SERIES_COEFFICIENTS[-1])
-    for coefficient in _SERIES_COEFFICIENTS[-2::-1]:
+    terms = _series_terms(float(np.max(u).astype(np.float64)))
+    s = np.full(u.shape, _SERIES_COEFFICIENTS[terms - 1])
+    for coefficient in _SERIES_COEFFICIENTS[terms - 2::-1]:
         s = coefficient - u * s
     return (u * u) * s
+
+
+def _series_terms(u_max: float) -> int:
+    """Terms T with u_max^T / (T + 2)! below 2⁻¹⁴⁰ (far below one binary128 rounding of the sum ≥ 1/2 · 1/2!)."""
+    u_max = max(u_max * (1 + 2.0**-40), 2.0**-1000)  # the float64 read of û may round down
+    for terms in range(1, _SERIES_TERMS + 1):
+        if terms * math.log2(u_max) - math.log2(math.factorial(terms + 2)) < -140:
+            return terms
+    return _SERIES_TERMS
 
 
 def _linear_block(xc_t: np.ndarray, rows: slice) -> np.ndarray:
