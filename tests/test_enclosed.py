@@ -121,3 +121,16 @@ def test_bundles_hold_each_point_once_grouped_by_data_set_sigma_and_backend():
     naive = [b[0][1].key.requested_backend == NAIVE_BACKEND for b in bundles]
     assert naive == sorted(naive)  # certified bundles first
     assert bundles[0][0][0] == "b" and bundles[0][0][1].log2_sigma == 3  # larger N, then larger σ first
+
+
+def test_ill_conditioned_linear_eigenvectors_do_not_break_the_enclosure():
+    """λ_1/λ_3 ≈ 5e9: linear eigenvectors at a fixed 40 digits were off by ~1e-23 and the interval missed the
+    truth (found by hypothesis); the linear precision now grows with the conditioning."""
+    X = np.array([[1.25730221e-04, -1.32104863e-04, 6.40422650e-04],
+                  [1.04900117e-04, -5.35669373e-04, 3.61595055e-04],
+                  [1.30400005e-03, 9.47080963e-04, -7.03735236e-04],
+                  [-1.26542147e-03, -6.23274463e-04, 4.13259793e-05],
+                  [-2.32503077e+01, -2.18791664e+00, -1.24591095e+01]])
+    lo, hi = _interval(X, "eigenprojection", 2, k=2)
+    ref, _, _ = evaluate(X, "eigenprojection", Fraction(4), MPBackend(120), k=2, eigensolver_only=True)
+    assert lo <= MPBackend(120).export(ref) <= hi

@@ -14,10 +14,13 @@ N in the thousands. Instead:
 
 Guarantee: rigorous, given IEEE float64 BLAS (the products are exact integer arithmetic in float64), correctly
 rounded binary128 arithmetic and SLEEF's documented 1-ulp expm1 (see the quad builder); the linear
-eigenpairs come from mpmath at ``linear_dps`` digits and are treated as exact (their error is ~10^−linear_dps).
+eigenpairs are computed at a precision chosen from their conditioning (:func:`linear_for`) so that their error
+(~10^−dps·(λ_1/λ_r)², eigenvectors of small eigenvalues from the d×d problem) stays below 10^−40; it is not
+added to the intervals.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -32,7 +35,8 @@ from .measurement import agreeing_digits
 from .spectral import linear_groups
 from .structured import linear_spectrum
 
-LINEAR_DPS = 40  # the linear side is exact to ~10^-40: far below any enclosure width
+LINEAR_DPS = 40  # digits of the linear side beyond its conditioning: far below any enclosure width
+_LINEAR_STEP = 20  # linear precisions are rounded up to multiples of this, so the cache is shared across σ
 _PREC = 160  # bits of the interval arithmetic on the measures
 _A_BITS = 120  # fixed-point bits kept for A = hi + lo (106 carried; the rest keeps the read exact)
 _VECTOR_BITS = 128  # float64 eigenvectors and their Newton corrections fit this grid exactly in practice
@@ -66,9 +70,18 @@ class SpectrumEnclosure:
     seconds: dict
 
 
+def linear_for(X: np.ndarray):
+    """The mp linear spectrum at LINEAR_DPS digits plus twice its conditioning log10(λ_1/λ_r), cached."""
+    first = linear_spectrum(X, LINEAR_DPS)
+    values = first.values[: first.rank]
+    cond = float(MPBackend(LINEAR_DPS).export(values[0] / values[-1]))
+    dps = _LINEAR_STEP * math.ceil((LINEAR_DPS + 2 * math.log10(max(cond, 1.0))) / _LINEAR_STEP)
+    return first if dps <= LINEAR_DPS else linear_spectrum(X, dps)
+
+
 def needed_groups(X: np.ndarray, k_max: int, tau: float) -> tuple[tuple[int, int], ...]:
     """Algorithm 1's groups of every k ≤ k_max (prefixes of one grouping, except possibly the last group)."""
-    linear = linear_spectrum(X, LINEAR_DPS)
+    linear = linear_for(X)
     k_max = min(k_max, linear.rank)
     return tuple(sorted({g for k in range(1, k_max + 1) for g in linear_groups(linear.values, k, tau)}))
 
@@ -176,7 +189,7 @@ def _fractions(ints, exp2):
 def eigenvalue_interval(enc: SpectrumEnclosure, X: np.ndarray):
     """Interval of ‖σ_X² λ_G − λ_L‖_∞ / ‖λ_L‖_∞ (Eq. 18) from the eigenvalue enclosures: (lo, hi) mpf."""
     ctx = _ctx()
-    linear = [ctx.mpf(v) for v in linear_spectrum(X, LINEAR_DPS).values]
+    linear = [ctx.mpf(v) for v in linear_for(X).values]
     worst_lo = worst_hi = ctx.zero
     for lo, hi, lam in zip(enc.lower, enc.upper, linear):
         lo, hi = ctx.mpf(lo), ctx.mpf(hi)
@@ -194,7 +207,7 @@ def eigen_distance_interval(enc: SpectrumEnclosure, X: np.ndarray, k: int, tau: 
     group lies within arcsin(sin Θ bound) of the angle measured from the float64 basis (computed in mp).
     """
     ctx = _ctx()
-    linear = linear_spectrum(X, LINEAR_DPS)
+    linear = linear_for(X)
     if k > linear.rank:
         raise ValueError(f"k={k} exceeds the rank {linear.rank} of the centered linear Gram")
     bounds = []
