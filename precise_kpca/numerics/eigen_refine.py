@@ -414,7 +414,9 @@ class _Refiner:
         big = sizes[labels] > 1
         og = om_g[labels]
         eg = e_g[labels]
-        r = np.where(big, eg + og / (1 - og) * (th_abs + eg), 0.0) * safety + th_abs * 2.0**-104
+        # (intervals are centred on the exact θ = S_ii/G_ii; its double-double only enters differences of
+        # distinct θ, each with its own 2**-104 allowance)
+        r = np.where(big, eg + og / (1 - og) * (th_abs + eg), 0.0) * safety
         # Z = (I+Φ)^{-1/2} CŜC (I+Φ)^{-1/2} = B + C T_out C + small (see the docstring)
         m_norm = (th_max + e_in + e_out) / (1 - om_in) * safety
         kappa = 0.375 * ph * ph / (1 - ph)
@@ -441,7 +443,9 @@ class _Refiner:
             lo_off = np.maximum(lo_off, lo2)
             hi_off = np.minimum(hi_off, hi2)
         # offsets are relative to θ at each position: radius around θ_(i)
+        # + the rounding of the returned θ to max(x_bits, a_bits) + 16 bits
         rad = np.maximum(-lo_off, hi_off) + eta_delta + eta_small + self.a_rounding
+        rad += th_abs[order] * 2.0 ** -(self.a_bits + 15)
         vb = np.empty(n)
         vb[order] = rad * safety
         if _DEBUG:
@@ -461,7 +465,8 @@ class _Refiner:
         for s in range(0, n, chunk):
             rows = slice(s, min(n, s + chunk))
             d = np.abs((th[rows, None] - th[None, :]) + (tl[rows, None] - tl[None, :]))
-            d = d * (1 - 2.0**-50) - r[rows, None] - r[None, :] - eta_out
+            d = d * (1 - 2.0**-50) - 2.0**-103 * (np.abs(th[rows, None]) + np.abs(th[None, :]))
+            d = d - r[rows, None] - r[None, :] - eta_out
             d[labels[rows, None] == labels[None, :]] = np.inf
             np.minimum.at(eta, labels[rows], np.min(d, axis=1))
         return eta
@@ -728,8 +733,9 @@ def _veltkamp(a: np.ndarray):
 def _sorted_ends(th, tl, order, r_lo, r_hi):
     """Offsets from θ_(i) of the i-th largest lower end θ_k - r_lo_k and upper end θ_k + r_hi_k.
 
-    The ends are formed and ordered in double-double (error ≤ 2**-100 of the magnitudes involved, added to
-    the offsets), so near-ties cost no more than that.
+    The ends are formed and ordered in double-double; where the i-th end belongs to position i itself the
+    offset is exactly ∓r, otherwise the double-double difference gets a 2**-103 allowance of the θ involved
+    (a misordering of ends closer than that changes an end by no more).
     """
     out = []
     for sign, rad in ((-1.0, r_lo), (1.0, r_hi)):
@@ -738,9 +744,12 @@ def _sorted_ends(th, tl, order, r_lo, r_hi):
         hi = s + e
         lo = e - (hi - s)
         k = np.lexsort((-lo, -hi))
-        slack = 2.0**-104 * (np.abs(th[k]) + rad[k] + np.abs(th[order]))
+        slack = 2.0**-103 * (np.abs(th[k]) + rad[k] + np.abs(th[order]))
         off = ((hi[k] - th[order]) + (lo[k] - tl[order]))
-        out.append(off - slack if sign < 0 else off + slack)
+        off = off - slack if sign < 0 else off + slack
+        own = k == order
+        off[own] = sign * rad[k[own]]
+        out.append(off)
     return out[0], out[1]
 
 
