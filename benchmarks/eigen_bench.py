@@ -86,7 +86,7 @@ def eigsy(A: np.ndarray, dps: int):
     return [E[i] for i in order], vecs
 
 
-def digits(res, ref_values, ref_vectors, tier: int, noise: float):
+def digits(res, ref_values, ref_vectors, tier: int, noise: float, ref_bounds=None):
     ctx = mpmath.MPContext()
     ctx.prec = 600
     norm = abs(ctx.mpf(ref_values[0]))
@@ -99,7 +99,10 @@ def digits(res, ref_values, ref_vectors, tier: int, noise: float):
             for c in range(min(K, res.vectors.shape[1]))
         )
         return f"{val:.1f} / vec {vec:.1f}"
-    rel = [_dig(e / abs(ctx.mpf(v))) for e, v in zip(errs, ref_values) if abs(v) > noise * norm * 10**DPS]
+    # eigenvalues above A's noise whose reference is itself good to DPS + 2 relative digits
+    keep = [abs(v) > noise * norm * 10**DPS and (ref_bounds is None or ref_bounds[i] <= abs(v) * 10.0 ** -(DPS + 2))
+            for i, v in enumerate(ref_values)]
+    rel = [_dig(e / abs(ctx.mpf(v))) for e, v, k in zip(errs, ref_values, keep) if k]
     return f"{min(rel):.1f} rel ({len(rel)} eigenvalues)"
 
 
@@ -175,9 +178,10 @@ def main() -> None:
                 # to 1e-56 ‖A‖) and the top-k vectors to 90 digits
                 hi = refine_eigensystem(A, dps=DPS + 60, tier=1, k=K)
                 refs[1] = refs[2] = ([v for v in hi.values], [list(hi.vectors[:, c]) for c in range(K)],
-                                     "self+60")
+                                     "self+60", list(hi.value_error_bounds))
             if tier in refs:
-                d = digits(res, refs[tier][0], refs[tier][1], tier, 2.0 ** -(bits - 24))
+                d = digits(res, refs[tier][0], refs[tier][1], tier, 2.0 ** -(bits - 24),
+                           refs[tier][3] if len(refs[tier]) > 3 else None)
                 d = f"{d} [{refs[tier][2]}]"
             else:
                 d = "- [no reference]"

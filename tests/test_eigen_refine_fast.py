@@ -130,3 +130,16 @@ def test_eigensystem_tier_keyword():
         assert abs(a - c) <= abs(s1.values[0]) * 1e-28
     with pytest.raises(ValueError, match="tier"):
         eigensystem(A, dps=DPS, k=3, tier=3)
+
+
+def test_tier1_dps60_against_eigsy():
+    # bounds far below 2**-104 relative: the intervals are centred on the exact Rayleigh quotients
+    A = centered_gaussian_gram(gaussian_data(20, seed=8), bits=320)
+    res = refine_eigensystem(A, dps=60, tier=1, k=3)
+    ctx, values, vectors = reference(A, 150)
+    norm = abs(values[0])
+    for i, v in enumerate(values):
+        err = abs(ctx.mpf(res.values[i]) - v)
+        assert err <= res.value_error_bounds[i] <= norm * 10.0**-60, i
+    for c in range(3):
+        assert _vec_err(ctx, res, c, vectors[c]) <= res.vector_error_bounds[c] <= 10.0**-60, c
