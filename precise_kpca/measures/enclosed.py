@@ -37,7 +37,8 @@ from .structured import linear_spectrum
 
 LINEAR_DPS = 40  # digits of the linear side beyond its conditioning: far below any enclosure width
 _LINEAR_STEP = 20  # linear precisions are rounded up to multiples of this, so the cache is shared across σ
-_PREC = 160  # bits of the interval arithmetic on the measures
+_PREC = 1000  # bits of the interval arithmetic on the measures: differences of enclosure ends are then exact
+_SLACK = 2.0**-500  # absolute widening covering the rounding of that arithmetic (far below any enclosure width)
 _A_BITS = 120  # fixed-point bits kept for A = hi + lo (106 carried; the rest keeps the read exact)
 _VECTOR_BITS = 128  # float64 eigenvectors and their Newton corrections fit this grid exactly in practice
 _SAME = 2.0**-40  # eigenvalues this close (relative to ‖A‖) are one group: no Newton coupling between them
@@ -170,11 +171,12 @@ def _singleton_bounds(A_hp: FixedMatrix, delta, top: np.ndarray, correction: np.
     for i in range(top.shape[1]):
         theta = vp[i] / vv[i]
         eps2 = (pp[i] - vp[i] * vp[i] / vv[i]) / vv[i]
-        eps = ctx.sqrt(ctx.mpf(eps2.numerator) / eps2.denominator) * (1 + ctx.ldexp(1, -_PREC + 4))
+        eps = ctx.sqrt(ctx.mpf(eps2.numerator) / eps2.denominator) * (1 + ctx.mpf(_SLACK))
         eps += ctx.mpf(float(delta)) * (1 + ctx.ldexp(1, -50))
         t = ctx.mpf(theta.numerator) / theta.denominator
         gap = min((min(abs(t - ctx.mpf(lo)), abs(t - ctx.mpf(hi))) if not ctx.mpf(lo) <= t <= ctx.mpf(hi) else 0)
                   for j, (lo, hi) in enumerate(zip(lower, upper)) if j != i)
+        gap -= (1 + abs(t)) * ctx.mpf(_SLACK)  # the subtractions above rounded at 1000 bits
         out[i] = float(eps / gap) * (1 + 2.0**-50) if gap > 0 else None
     return out
 
@@ -197,7 +199,7 @@ def eigenvalue_interval(enc: SpectrumEnclosure, X: np.ndarray):
         near = ctx.zero if lo <= lam <= hi else min(abs(lo - lam), abs(hi - lam))
         worst_lo, worst_hi = max(worst_lo, near), max(worst_hi, far)
     top = abs(linear[0])
-    return _down(ctx, worst_lo / top), _up(ctx, worst_hi / top)
+    return _down(ctx, worst_lo / top), _up(ctx, worst_hi / top)  # l_0 is the linear value: see the module note
 
 
 def eigen_distance_interval(enc: SpectrumEnclosure, X: np.ndarray, k: int, tau: float, aggregate: str):
@@ -258,9 +260,10 @@ def _ctx():
 
 
 def _down(ctx, x):
-    """x widened by one unit of the working precision downward (covers the interval arithmetic's rounding)."""
-    return x - abs(x) * ctx.ldexp(1, -_PREC + 8)
+    """x widened downward by _SLACK·(1 + |x|): covers the 1000-bit rounding of the measure's evaluation (its
+    cancellations cost at most a few hundred bits of absolute accuracy at these magnitudes)."""
+    return x - (1 + abs(x)) * ctx.mpf(_SLACK)
 
 
 def _up(ctx, x):
-    return x + abs(x) * ctx.ldexp(1, -_PREC + 8)
+    return x + (1 + abs(x)) * ctx.mpf(_SLACK)
