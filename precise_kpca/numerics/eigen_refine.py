@@ -278,6 +278,7 @@ class _Refiner:
         W = E  # modified in place from here on
         predicted = th.copy()
         in_cluster = 0
+        self.rotated_scale = None  # smallest block scale rotated (sets the next products' precision, tier 2)
         for start, stop in clusters:
             J = order[start:stop]
             if len(J) < 2:
@@ -292,6 +293,7 @@ class _Refiner:
             if scale == 0 or np.max(np.abs(block - np.diag(np.diag(block))), initial=0.0) <= self._block_tol(th[J]):
                 continue
             nu, Q = np.linalg.eigh(block / scale)
+            self.rotated_scale = scale if self.rotated_scale is None else min(self.rotated_scale, scale)
             # (I + E)[:, J] Q - I[:, J]
             rotated = W[:, J] @ Q
             rotated[J, :] += Q - np.eye(len(J))
@@ -571,8 +573,14 @@ class _Refiner:
         bits_used = 0
         best = None  # (score, X, x_bits, products, bounds, iteration) of the best checked basis
         stall = 0
+        self.rotated_scale = None
         for it in range(_MAX_ITERATIONS + 1):
             a_bits = min(self.a_bits, x_bits + 48)
+            if self.tier == 2 and self.rotated_scale is not None:
+                # a graded cluster is being peeled: its next level is resolved by products accurate to 2**-53
+                # of the block just rotated (plus 40 guard bits); the full precision waits for the last steps
+                need = math.ceil(math.log2(max(self.a_norm, 1e-300) / self.rotated_scale)) + 53 + 40
+                a_bits = min(a_bits, max(need, 2 * _START_BITS))
             pr = self._products(X, x_bits, a_bits)
             bits_used = max(bits_used, x_bits, a_bits)
             bnd = self._bounds(pr) if a_bits == self.a_bits else None
