@@ -601,7 +601,8 @@ class _Refiner:
             del pr
             # precision doubles per iteration: convergence is at most quadratic, and graded spectra
             # need the higher precision to resolve their next eigenvalue group
-            new_bits = min(x_cap, 2 * x_bits)
+            # and no finer than the products just used can steer (W is only as good as S: 2**-a_bits)
+            new_bits = min(x_cap, 2 * x_bits, a_bits + 64)
             top = float(np.max(np.abs(W)))
             Wf = ozaki.FixedMatrix.from_float64(W, bits=max(1, new_bits + _W_GUARD + _exp_of(top)),
                                                 digit_bits=X.digit_bits) if top else None
