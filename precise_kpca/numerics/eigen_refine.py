@@ -114,7 +114,8 @@ def refine_eigensystem(A, *, dps: int, tier: int = 1, k: int | None = None, max_
         Target decimal digits.
     tier : {1, 2}
         1: every eigenvalue to ``dps`` digits relative to ``‖A‖₂`` and the top ``k`` eigenvectors to
-        ``dps`` digits. 2: every eigenpair to ``dps`` digits relative to its own eigenvalue, as far as the
+        ``dps`` digits (those whose eigenvalue exceeds ``2**24 10**-dps ‖A‖₂``: below that tier 1 treats the
+        spectrum as one cluster and the returned bounds say how well such vectors are known). 2: every eigenpair to ``dps`` digits relative to its own eigenvalue, as far as the
         precision carried by ``A``'s entries allows (eigenvalues below that noise get absolute bounds).
     k : int, optional
         Number of leading eigenvectors returned by tier 1 (default ``min(N, 10)``); tier 2 returns all.
@@ -554,12 +555,16 @@ class _Refiner:
         # eigenvalues within 10**dps of the noise of A's fixed point cannot carry dps relative digits
         return np.maximum(self.target * th_abs, self.a_rounding * 2.0**24)
 
-    def _done(self, pr: _Products, order, vb, vec) -> bool:
+    def _vector_targets(self, pr: _Products, order) -> np.ndarray:
+        """Indices whose vectors must reach the target: tier 1 the top k above the noise (eigenvalues within
+        2**24 targets of zero have no tier-1 vectors), tier 2 those above A's precision."""
         if self.tier == 1:
-            vectors_ok = np.all(vec[order[: self.k]] <= self.target)
-        else:
-            meaningful = np.abs(pr.theta_hi) > self.a_rounding * 2.0**24 / self.target
-            vectors_ok = np.all(vec[meaningful] <= self.target)
+            top = order[: self.k]
+            return top[np.abs(pr.theta_hi[top]) > self.noise]
+        return np.flatnonzero(np.abs(pr.theta_hi) > self.a_rounding * 2.0**24 / self.target)
+
+    def _done(self, pr: _Products, order, vb, vec) -> bool:
+        vectors_ok = np.all(vec[self._vector_targets(pr, order)] <= self.target)
         return bool(np.all(vb <= self._wanted(pr)) and vectors_ok)
 
     # -- driver -----------------------------------------------------------------------------------
@@ -588,8 +593,9 @@ class _Refiner:
             if bnd is not None:
                 order, vb, vec, _ = bnd
                 # best basis: eigenvalue and (wanted) vector bounds against their targets
-                vec_cols = order[: self.k] if self.tier == 1 else order
-                score = max(float(np.max(vb / self._wanted(pr))), float(np.max(vec[vec_cols])) / self.target)
+                vec_cols = self._vector_targets(pr, order)
+                score = max(float(np.max(vb / self._wanted(pr))),
+                            float(np.max(vec[vec_cols], initial=0.0)) / self.target)
                 done = self._done(pr, order, vb, vec)
                 if best is None or done or score < best[0]:
                     best, stall = (score, X, x_bits, pr, bnd, it, self.labels), 0
