@@ -594,8 +594,9 @@ class _Refiner:
                 order, vb, vec, _ = bnd
                 # best basis: eigenvalue and (wanted) vector bounds against their targets
                 vec_cols = self._vector_targets(pr, order)
-                score = max(float(np.max(vb / self._wanted(pr))),
-                            float(np.max(vec[vec_cols], initial=0.0)) / self.target)
+                with np.errstate(divide="ignore", invalid="ignore"):  # 10**-dps underflows past dps 323
+                    score = max(float(np.max(vb / self._wanted(pr))),
+                                float(np.max(vec[vec_cols], initial=0.0)) / max(self.target, 1e-300))
                 done = self._done(pr, order, vb, vec)
                 if best is None or done or score < best[0]:
                     best, stall = (score, X, x_bits, pr, bnd, it, self.labels), 0
