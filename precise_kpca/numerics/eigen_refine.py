@@ -2,25 +2,35 @@
 
 Algorithm (Ogita & Aishima 2018, with the cluster treatment of Ogita & Aishima 2019):
 
-1. ``X₀``: float64 LAPACK eigenvectors of ``A`` rounded to float64, held as a fixed-point integer matrix.
-2. Each iteration forms, *exactly* with python-flint ``fmpz_mat`` products on fixed-point integers,
-   ``S = XᵀAX`` and ``G = XᵀX`` (``R = G - I``), the Rayleigh quotients ``θᵢ = Sᵢᵢ / Gᵢᵢ`` in full
-   precision, and a float64 correction ``W``:
+1. ``X₀``: float64 LAPACK eigenvectors of ``A``, held as an exact fixed-point matrix
+   (:class:`precise_kpca.backends.ozaki.FixedMatrix`: float64 digit slices). ``A`` is read from its mpf
+   entries once (:func:`.eigen_fixed.mpf_matrix_to_fixed`) and stays a ``FixedMatrix``.
+2. Each iteration forms ``P = AX``, ``S = XᵀP`` and ``G = XᵀX`` by Ozaki-scheme products on float64 BLAS
+   (``ozaki.matmul(..., bits=)``: each rounded to the grid the step needs, its rounding recorded in the
+   result's ``error_bound``), the Rayleigh quotients ``θᵢ = Sᵢᵢ / Gᵢᵢ`` exactly from the digits (``Gᵢᵢ`` by
+   exact column dots), and a float64 correction ``W``:
 
    - pairs ``(i, j)`` whose gap ``|θᵢ - θⱼ|`` is well above the coupling ``|Sᵢⱼ - θⱼRᵢⱼ|`` get the
      first-order Newton correction ``Eᵢⱼ = (Sᵢⱼ - θⱼRᵢⱼ) / (θⱼ - θᵢ)`` (quadratic convergence);
    - the rest are grouped into clusters: inside a cluster ``Eᵢⱼ = -Rᵢⱼ/2`` (orthogonalise), then the
      cluster is rotated by the float64 eigenvectors of its shifted, rescaled block ``(S - μG)_JJ``
-     (computed exactly from the integers, so the block is known to full relative accuracy).
+     (to float64 relative accuracy: diagonal ``Gⱼⱼ(θⱼ - μ)`` from the double-double θ, off-diagonal from
+     double-word read-outs when float64 ones would not do).
 
-   ``X ← X (I + E) Q`` is one more exact product with ``W`` scaled to integers. On graded spectra
-   (eigenvalue groups decades apart) each iteration resolves the next group, then converges quadratically.
-3. Precision: ``X`` starts at 64 bits and its bits roughly double per iteration up to the target; ``A`` is
-   held at the bits the tier needs, so early iterations are cheap.
-4. Stopping and error bounds use the ``S, G`` of the returned basis (no extra product):
-   Ostrowski (``λᵢ(XᵀAX) = ϑᵢ λᵢ(A)``, ``ϑᵢ ∈ [1-ω, 1+ω]``, ``ω ≥ ‖G - I‖₂``) plus Weyl
-   (``|λᵢ(S) - θᵢ| ≤ ‖S - Θ‖₂``) bound every eigenvalue; Davis–Kahan's sin θ theorem bounds each
-   eigenvector (or, for a cluster, its invariant subspace) by its residual over its gap.
+   ``X ← X + X (W - I)`` is one more truncated product. On graded spectra (eigenvalue groups decades
+   apart) each iteration resolves the next group, then converges quadratically.
+3. Precision: ``X`` starts at 64 bits and its bits roughly double per iteration, never finer than the
+   products can steer; tier 1 holds ``A`` at ``target + 2 log2 N + 8 + (top-k gap)`` bits and ``X`` at
+   ``target + log2 N + gap`` bits; tier 2 uses all bits of ``A`` but, while a graded cluster is being peeled,
+   products only to ``2**-(53+40)`` of the block just rotated.
+4. Stopping and error bounds use the ``S, G`` of the basis (no extra product), see ``_Refiner._bounds``:
+   groups of the vectors not orthogonal to the target (a cluster rotated last) get Ostrowski + Weyl inside
+   the group; across groups the non-orthogonality enters to first order as coupling
+   ``T = E - (FΘ + ΘF)/2`` and to second order as ``φ² ‖S‖``; Weyl on ‖T‖ and the Li–Li quadratic block
+   bound per separated group (coupling² / gap), intersected through sorted interval ends. Tier 1 thus
+   stops once couplings are below ``√(target · gap)`` — 2 iterations on the benchmark Grams. Davis–Kahan's
+   sin θ theorem bounds each eigenvector (or, for overlapping enclosures, its invariant subspace) by its
+   residual over its gap.
 """
 from __future__ import annotations
 
