@@ -150,3 +150,18 @@ def test_reproduce_cli_on_dask_local_cluster(data_dir, tmp_path, capsys, dask_ad
     certified = curves[curves["requested_backend"] != "float64-naive"]
     assert len(certified) == 9 and (certified["certified_digits"] >= 6).all()
     assert all(Fraction(s) == Fraction(2) ** p for s, p in zip(curves["sigma"], curves["log2_sigma"]))
+
+
+def _mismatch_row(deviation_at_paper_point):
+    return pd.Series(dict(
+        match=False, paper=16.0, ours_paper=8.0, ours_naive=8.0, subsampled=False, naive_match=False, n=768,
+        rho=8.41, paper_rho=8.41, paper_decisive=2, paper_deviation=-0.671, paper_digits=29, naive_decisive=2,
+        naive_deviation=-0.671, paper_deviations={2: (-0.671, 29), 3: (deviation_at_paper_point, 29)},
+        naive_deviations={2: (-0.671, 0), 3: (deviation_at_paper_point, 0)}))
+
+
+def test_a_printed_onset_the_certified_curve_contradicts_is_explained_with_the_point_it_needs():
+    text = explain(_mismatch_row(-0.198))
+    assert text.startswith("not reproduced") and "log2 σ = 3" in text and "-0.198" in text and "29" in text
+    # mutation: were that point outside the band, the printed onset would follow and this reading must not apply
+    assert "not reproduced" not in explain(_mismatch_row(-0.31))

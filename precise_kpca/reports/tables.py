@@ -117,14 +117,18 @@ def onset_detail(rows: pd.DataFrame, grid, fit: int) -> dict:
     dict
         ``onset`` (σ*₀, inf for "256+", NaN when the fit point is absent), ``decisive`` (the largest grid log2 σ
         outside the tolerance band, or None), ``deviation`` (its log2 distance to the asymptote), ``value``
-        (its normalized log2 measure), ``min_digits`` (fewest certified digits among the points used).
+        (its normalized log2 measure), ``min_digits`` (fewest certified digits among the points used) and
+        ``deviations`` ({log2 σ: (log2 distance to the asymptote, certified digits)} over the grid).
     """
     used = rows[rows["log2_sigma"].isin(list(grid))]
     xs, ys = used["log2_sigma"].tolist(), used["normalized"].astype(float).tolist()
     if fit not in xs:
-        return dict(onset=math.nan, decisive=None, deviation=math.nan, value=math.nan, min_digits=None)
+        return dict(onset=math.nan, decisive=None, deviation=math.nan, value=math.nan, min_digits=None,
+                    deviations={})
     onset = onset_from_curve(xs, ys, fit)
     at_fit = ys[xs.index(fit)]
+    deviations = {int(p): (y - (at_fit - 2 * (p - fit)), int(d))
+                  for p, y, d in zip(xs, ys, used["certified_digits"].tolist())}
     decisive = deviation = value = None
     for p, y in sorted(zip(xs, ys), reverse=True):
         gap = y - (at_fit - 2 * (p - fit))
@@ -132,7 +136,8 @@ def onset_detail(rows: pd.DataFrame, grid, fit: int) -> dict:
             decisive, deviation, value = p, gap, y
             break
     return dict(onset=onset, decisive=decisive, deviation=math.nan if deviation is None else deviation,
-                value=math.nan if value is None else value, min_digits=int(used["certified_digits"].min()))
+                value=math.nan if value is None else value, min_digits=int(used["certified_digits"].min()),
+                deviations=deviations)
 
 
 def onsets(curves: pd.DataFrame, data: dict[str, StudyData]) -> pd.DataFrame:
@@ -156,7 +161,7 @@ def onsets(curves: pd.DataFrame, data: dict[str, StudyData]) -> pd.DataFrame:
             detail = onset_detail(source, points, fit)
             row.update({protocol: detail["onset"], f"{protocol}_decisive": detail["decisive"],
                         f"{protocol}_deviation": detail["deviation"], f"{protocol}_value": detail["value"],
-                        f"{protocol}_digits": detail["min_digits"]})
+                        f"{protocol}_digits": detail["min_digits"], f"{protocol}_deviations": detail["deviations"]})
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -227,10 +232,37 @@ def explain(row: pd.Series) -> str:
                 abs(abs(deviation) - TOLERANCE_LOG2) < 0.1:
             parts.append(f"protocol reading: the decisive point log2 σ = {int(row['paper_decisive'])} lies "
                          f"{deviation:+.3f} log2 units from the asymptote, at the 25 % (0.25 log2) threshold")
+        elif _paper_point_inside(row):
+            parts.append(_paper_point_text(row))
         else:
             parts.append(f"unexplained: certified {_onset_text(ours)}, float64-naive {_onset_text(naive)}"
                          + _decisive_text(row))
     return "; ".join(parts)
+
+
+def _paper_point(row):
+    """log2 σ that must leave the band for the paper's onset (one grid step below it), or None."""
+    paper = row["paper"]
+    if math.isnan(paper) or math.isinf(paper) or paper <= 0:
+        return None
+    return int(round(math.log2(paper))) - 1
+
+
+def _paper_point_inside(row) -> bool:
+    p = _paper_point(row)
+    found = row.get("paper_deviations", {}) or {}
+    return p is not None and p in found and abs(found[p][0]) < TOLERANCE_LOG2
+
+
+def _paper_point_text(row) -> str:
+    """The paper's onset needs a point outside the band that the certified curve keeps inside it."""
+    p = _paper_point(row)
+    deviation, digits = row["paper_deviations"][p]
+    naive = (row.get("naive_deviations", {}) or {}).get(p)
+    naive_text = f"float64-naive gives {naive[0]:+.3f} there too" if naive is not None else "no float64-naive point"
+    return (f"not reproduced: the printed onset {_onset_text(row['paper'])} needs log2 σ = {p} outside the ±0.25 band, "
+            f"but the certified deviation there is {deviation:+.3f} (≥ {digits} certified digits) and {naive_text}, so "
+            "no float64 rounding explains it; the cause lies outside the arithmetic (data version or protocol detail)")
 
 
 def _decisive_text(row) -> str:
