@@ -38,3 +38,15 @@ def data_dir() -> Path:
             pytest.fail(message + " (CI=true: the data must be present)")
         pytest.skip(message)
     return path
+
+
+@pytest.fixture(scope="module")
+def dask_address():
+    """Address of a two-worker Dask LocalCluster (skips where dask.distributed is missing)."""
+    distributed = pytest.importorskip("dask.distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                       dashboard_address=None)
+    try:
+        yield "dask://" + cluster.scheduler_address.removeprefix("tcp://")
+    finally:
+        cluster.close()

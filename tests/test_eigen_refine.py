@@ -12,23 +12,9 @@ from hypothesis import strategies as st
 from precise_kpca.numerics.eigen_gallery import centered_gaussian_gram, gaussian_data
 from precise_kpca.numerics.eigen_refine import refine_eigensystem
 
+from .eigsy_reference import reference
+
 DPS = 30
-
-
-def reference(A: np.ndarray, dps: int):
-    """Eigenvalues (descending) and sign-normalised unit eigenvectors from mpmath.eigsy at ``dps``."""
-    ctx = mpmath.MPContext()
-    ctx.dps = dps
-    E, Q = ctx.eigsy(ctx.matrix([[ctx.mpf(x) for x in row] for row in A]))
-    n = A.shape[0]
-    order = sorted(range(n), key=lambda i: -E[i])
-    values = [E[i] for i in order]
-    vectors = []
-    for j in order:
-        q = [Q[i, j] for i in range(n)]
-        big = max(range(n), key=lambda i: (abs(q[i]), -i))
-        vectors.append([x if q[big] > 0 else -x for x in q])
-    return ctx, values, vectors
 
 
 def gaussian_case(n: int, bits: int, seed: int = 1) -> np.ndarray:

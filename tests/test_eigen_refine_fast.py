@@ -4,8 +4,6 @@ from __future__ import annotations
 import math
 
 import flint
-import mpmath
-import numpy as np
 import pytest
 
 import precise_kpca.numerics.eigen_refine as er
@@ -13,21 +11,9 @@ from precise_kpca.numerics.eigen import eigensystem
 from precise_kpca.numerics.eigen_gallery import centered_gaussian_gram, gaussian_data
 from precise_kpca.numerics.eigen_refine import refine_eigensystem
 
+from .eigsy_reference import reference
+
 DPS = 30
-
-
-def reference(A: np.ndarray, dps: int):
-    ctx = mpmath.MPContext()
-    ctx.dps = dps
-    E, Q = ctx.eigsy(ctx.matrix([[ctx.mpf(x) for x in row] for row in A]))
-    n = A.shape[0]
-    order = sorted(range(n), key=lambda i: -E[i])
-    vectors = []
-    for j in order:
-        q = [Q[i, j] for i in range(n)]
-        big = max(range(n), key=lambda i: (abs(q[i]), -i))
-        vectors.append([x if q[big] > 0 else -x for x in q])
-    return ctx, [E[i] for i in order], vectors
 
 
 def _vec_err(ctx, res, c, ref_vec):

@@ -23,17 +23,6 @@ def scaled_with_pid(shared, task):
     return float(np.sum(shared)) * task, os.getpid()
 
 
-@pytest.fixture(scope="module")
-def dask_address():
-    distributed = pytest.importorskip("dask.distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                       dashboard_address=None)
-    try:
-        yield "dask://" + cluster.scheduler_address.removeprefix("tcp://")
-    finally:
-        cluster.close()
-
-
 def _executors(dask_address):
     return [SerialExecutor(), LocalExecutor(workers=2), DaskExecutor(dask_address)]
 

@@ -129,17 +129,6 @@ def test_reproduce_cli_rejects_bad_arguments(data_dir, tmp_path, capsys):
     assert main(base + ["--datasets", "wine", "--max-rows", "2"]) == 2
 
 
-@pytest.fixture(scope="module")
-def dask_address():
-    distributed = pytest.importorskip("dask.distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                       dashboard_address=None)
-    try:
-        yield "dask://" + cluster.scheduler_address.removeprefix("tcp://")
-    finally:
-        cluster.close()
-
-
 def test_reproduce_cli_on_dask_local_cluster(data_dir, tmp_path, capsys, dask_address):
     args = ["reproduce", "--datasets", "wine", "--data-dir", str(data_dir), "--store", str(tmp_path / "s.sqlite"),
             "--out", str(tmp_path / "out"), "--executor", dask_address, *TINY]

@@ -802,6 +802,26 @@ def _result_exponent(bound: Fraction, bits: int) -> int:
     return E
 
 
+def two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dekker's TwoProduct, elementwise: ``a·b = hi + lo`` exactly, ``hi = fl(a·b)``.
+
+    Exact barring underflow (then ``|error| <= 2**-1071`` per entry); needs ``|a|, |b| < 2**995`` so that
+    Veltkamp's splitting does not overflow.
+    """
+    hi = a * b
+    a1, a2 = _veltkamp(a)
+    b1, b2 = _veltkamp(b)
+    lo = ((a1 * b1 - hi) + a1 * b2 + a2 * b1) + a2 * b2
+    return hi, lo
+
+
+def _veltkamp(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """a = hi + lo exactly with hi, lo of at most 26 significant bits each."""
+    c = 134217729.0 * a  # 2**27 + 1
+    hi = c - (c - a)
+    return hi, a - hi
+
+
 def column_dots(a: FixedMatrix, b: FixedMatrix) -> tuple[np.ndarray, int]:
     """Exact ``diag(aᵀ b)``: for each column j, ``Σ_i a[i, j] b[i, j]``.
 

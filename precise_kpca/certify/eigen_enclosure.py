@@ -431,27 +431,12 @@ def _residual_matrix(P, X, x, values):
     entry_err = Fraction(0)
     for start in range(0, n, _COLUMN_BLOCK):
         cols = np.arange(start, min(n, start + _COLUMN_BLOCK))
-        hi, lo = _two_product(x[:, cols], values[None, cols])
+        hi, lo = ozaki.two_product(x[:, cols], values[None, cols])
         XL = ozaki.FixedMatrix.from_words([hi, lo], bits=_PRODUCT_BITS, digit_bits=P.digit_bits)
         out[:, cols] = (P.take_columns(cols) - XL).to_float64()
         entry_err = max(entry_err, Fraction(XL.error_bound))
     err = Fraction(_frobenius_up(out)) * Fraction(2) ** -51 + n * (entry_err + Fraction(2) ** -1060)
     return out, err
-
-
-def _two_product(a: np.ndarray, b: np.ndarray):
-    """Dekker's TwoProduct: a·b = hi + lo exactly barring underflow (then |error| ≤ 2**-1071); |a|,|b| < 2**995."""
-    hi = a * b
-    a1, a2 = _veltkamp(a)
-    b1, b2 = _veltkamp(b)
-    lo = ((a1 * b1 - hi) + a1 * b2 + a2 * b1) + a2 * b2
-    return hi, lo
-
-
-def _veltkamp(a: np.ndarray):
-    c = 134217729.0 * a  # 2**27 + 1
-    hi = c - (c - a)
-    return hi, a - hi
 
 
 def _spectral_up(M: np.ndarray, err: Fraction, levels: int) -> Fraction:

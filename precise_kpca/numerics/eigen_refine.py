@@ -342,7 +342,7 @@ class _Refiner:
             return mu, (block + block.T) / 2
         s_hi, s_lo = _sub_block(pr.S_fix, J).to_words(2)
         g_hi, g_lo = _sub_block(pr.G_fix, J).to_words(2)
-        p_hi, p_lo = _two_product(np.full_like(g_hi, mu), g_hi)
+        p_hi, p_lo = ozaki.two_product(np.full_like(g_hi, mu), g_hi)
         block = (s_hi - p_hi) + (s_lo - p_lo - mu * g_lo)
         block[np.diag_indices(len(J))] = diag
         return mu, (block + block.T) / 2
@@ -764,21 +764,6 @@ def _rayleigh(s_diag, s_exp, g_diag, g_exp):
         hi[i] = h
         lo[i] = _int_to_float(q - _float_to_int(h, scale), scale) if h != 0 else 0.0
     return hi, lo
-
-
-def _two_product(a: np.ndarray, b: np.ndarray):
-    """Dekker's TwoProduct: a·b = hi + lo exactly (barring underflow/overflow)."""
-    hi = a * b
-    a1, a2 = _veltkamp(a)
-    b1, b2 = _veltkamp(b)
-    lo = ((a1 * b1 - hi) + a1 * b2 + a2 * b1) + a2 * b2
-    return hi, lo
-
-
-def _veltkamp(a: np.ndarray):
-    c = 134217729.0 * a  # 2**27 + 1
-    hi = c - (c - a)
-    return hi, a - hi
 
 
 def _sorted_ends(th, tl, order, r_lo, r_hi):
