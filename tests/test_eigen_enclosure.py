@@ -287,3 +287,48 @@ def test_vectors_rounded_to_fewer_bits(distinct_case):
     g = enc.groups[0]
     assert true_sin(ctx, vectors[:, :1], V0) <= g.sin_theta
     assert g.sin_theta > 2.0**-41 > 100 * exact_read.groups[0].sin_theta
+
+
+# -- Ritz-subspace bound from exact g×g products ----------------------------------------------------------
+def _ritz_inputs(A_hp, V):
+    from precise_kpca.certify.eigen_enclosure import fmpq_matrix
+
+    Vf = ozaki.FixedMatrix.from_float64(V, bits=128)  # exact: the entries span far less than 128 bits
+    P = ozaki.matmul(A_hp, Vf)
+    return [fmpq_matrix(ozaki.matmul(a.T, b)) for a, b in ((Vf, Vf), (Vf, P), (P, P))]
+
+
+def test_ritz_subspace_bound_for_a_close_pair():
+    """A pair 2⁻³⁰ apart is one group: its basis tilted by ~1e-9 out of the subspace gets a sound, tight bound;
+    splitting the pair, or enclosures that do not separate the group, give no bound or a sound one."""
+    from precise_kpca.certify.eigen_enclosure import ritz_subspace_sin_theta
+
+    d = [Fraction(10), Fraction(5) + Fraction(1, 2**30), Fraction(5), Fraction(1), Fraction(1, 2), Fraction(1, 10)]
+    A, Q = householder_case(d, seed=4)
+    A_hp, delta = fixed_point(A, 120)
+    rng = np.random.default_rng(1)
+    tilt = 1e-9 * rng.standard_normal((6, 2))
+    V = np.array(Q[:, 1:3], dtype=float) + np.outer(np.array(Q[:, 3], dtype=float), [1.0, 0.0]) * 1e-9 + tilt * 1e-3
+    ctx = mpmath.MPContext()
+    ctx.dps = REF_DPS
+    U = ctx.matrix([[ctx.mpf(x.numerator) / x.denominator for x in row] for row in Q[:, 1:3]])
+    true = float(true_sin(ctx, V, U))
+    G, H, QQ = _ritz_inputs(A_hp, V)
+    bound = ritz_subspace_sin_theta(G, H, QQ, delta, d, d, 1, 3)
+    assert bound is not None and true <= bound <= 20 * true, (true, bound)
+
+    # the pair split: one vector of the tilted basis against its own eigenvalue — sound or refused
+    G1, H1, Q1 = _ritz_inputs(A_hp, V[:, :1])
+    U1 = ctx.matrix([[ctx.mpf(x.numerator) / x.denominator] for x in Q[:, 1]])
+    split = ritz_subspace_sin_theta(G1, H1, Q1, delta, d, d, 1, 2)
+    assert split is None or float(true_sin(ctx, V[:, :1], U1)) <= split
+
+    # mutation: enclosures of the neighbours widened over the group's Ritz values must refuse
+    wide_upper = list(d)
+    wide_upper[3] = Fraction(6)
+    assert ritz_subspace_sin_theta(G, H, QQ, delta, d, wide_upper, 1, 3) is None
+    # a basis far from the subspace: refused, or bounded soundly
+    far = np.array(Q[:, 1:3], dtype=float) + 0.3 * np.array(Q[:, 3:5], dtype=float)
+    Gf, Hf, Qf = _ritz_inputs(A_hp, far)
+    far_bound = ritz_subspace_sin_theta(Gf, Hf, Qf, delta, d, d, 1, 3)
+    assert far_bound is None or float(true_sin(ctx, far, U)) <= far_bound

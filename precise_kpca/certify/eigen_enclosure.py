@@ -523,9 +523,9 @@ def _kato_temple(theta: Fraction, eps2: Fraction, alpha, beta):
 def _block(A_hp, Y, s, residual, om, lo, hi, prec):
     """Li–Li bound around the Ritz values of span Y = X̂[:, s:t]; None when they are not separated."""
     n, t = len(lo), s + Y.shape[1]
-    H = _fmpq_matrix(ozaki.matmul(Y.T, ozaki.matmul(A_hp, Y)))
-    M = _fmpq_matrix(ozaki.matmul(Y.T, Y))
-    ritz = _ritz_values(M.solve(H), prec)
+    H = fmpq_matrix(ozaki.matmul(Y.T, ozaki.matmul(A_hp, Y)))
+    M = fmpq_matrix(ozaki.matmul(Y.T, Y))
+    ritz = ritz_enclosures(M.solve(H), prec)
     if ritz is None:
         return None
     eps = residual / _sqrt_down(1 - om)  # ‖R_J‖₂ / σ_min(Y), σ_min(Y)² ≥ 1 − ω
@@ -543,13 +543,50 @@ def _block(A_hp, Y, s, residual, om, lo, hi, prec):
     return [(r_lo - radius, r_hi + radius) for r_lo, r_hi in ritz]
 
 
-def _fmpq_matrix(fixed) -> flint.fmpq_mat:
+def ritz_subspace_sin_theta(G: flint.fmpq_mat, H: flint.fmpq_mat, Q: flint.fmpq_mat, delta, lower, upper,
+                            start: int, stop: int, prec: int = 160) -> Fraction | None:
+    """Davis–Kahan bound on ‖sin Θ‖₂ between span V (any basis, g = stop − start columns) and A's invariant
+    subspace of eigenvalues start..stop−1, from exact g×g products.
+
+    Parameters
+    ----------
+    G, H, Q : flint.fmpq_mat, shape (g, g)
+        Exact VᵀV, VᵀP and PᵀP for P = A_hp V.
+    delta : float or Fraction
+        Bound on ‖A − A_hp‖₂.
+    lower, upper : sequence, length N
+        Enclosures of all of A's eigenvalues, descending (anything ``Fraction`` accepts).
+
+    Returns
+    -------
+    Fraction or None
+        ε/η with ε ≥ ‖A V_o − V_o (V_oᵀ A_hp V_o)‖₂ + delta (V_o = V G^{−1/2}: the residual of the Ritz pairs,
+        whose squared singular values are the eigenvalues of G⁻¹(Q − H G⁻¹ H), bounded by their sum) and η the
+        distance from the Ritz values' enclosures to every other eigenvalue's; None if η ≤ 0 or ε ≥ η.
+    """
+    ritz = ritz_enclosures(G.solve(H), prec)
+    if ritz is None:
+        return None
+    residual2 = G.solve(Q - H * G.solve(H))  # similar to RᵀR ⪰ 0: its trace bounds ‖R‖₂²
+    trace = sum((residual2[i, i] for i in range(residual2.nrows())), flint.fmpq(0))
+    eps = _sqrt_up(max(Fraction(int(trace.p), int(trace.q)), Fraction(0))) + Fraction(delta)
+    r_lo, r_hi = ritz[-1][0], ritz[0][1]
+    others = [j for j in range(len(lower)) if not start <= j < stop]
+    if not others:
+        return Fraction(0)
+    eta = min(max(Fraction(lower[j]) - r_hi, r_lo - Fraction(upper[j])) for j in others)
+    if eta <= 0 or eps >= eta:
+        return None
+    return eps / eta
+
+
+def fmpq_matrix(fixed) -> flint.fmpq_mat:
     ints, exp2 = fixed.to_integers()
     scale = flint.fmpq(2) ** exp2 if exp2 >= 0 else flint.fmpq(1, 2 ** -exp2)
     return flint.fmpq_mat(fixed.shape[0], fixed.shape[1], [flint.fmpq(int(v)) * scale for v in ints.ravel()])
 
 
-def _ritz_values(C: flint.fmpq_mat, prec: int):
+def ritz_enclosures(C: flint.fmpq_mat, prec: int):
     """Sorted (descending) enclosures of the (real) eigenvalues of C = M⁻¹H; None if Arb cannot enclose them.
 
     Sorting lower and upper ends separately is valid: the j-th largest is monotone in every entry.

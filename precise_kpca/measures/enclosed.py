@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 
 import mpmath
 import numpy as np
 
 from ..backends import MPBackend
-from ..backends.ozaki import FixedMatrix, column_dots, matmul
-from ..certify.eigen_enclosure import enclose_eigensystem
+from ..backends.ozaki import FixedMatrix, matmul
+from ..certify.eigen_enclosure import enclose_eigensystem, fmpq_matrix, ritz_subspace_sin_theta
 from ..numerics.quad_gram import scaled_gaussian_gram_words
 from .measurement import agreeing_digits
 from .spectral import linear_groups
@@ -126,10 +127,10 @@ def _enclosure_cached(data: bytes, shape: tuple, sigma, median: str, k_max: int,
     enclosed = time.perf_counter()
     sin_theta = {(g.start, g.stop): g.sin_theta for g in enc.groups}
     correction = _newton_correction(A_hp, w, V, m)
-    for i, bound in _singleton_bounds(A_hp, delta, V[:, :m], correction, enc.lower, enc.upper).items():
-        if (i, i + 1) in sin_theta and bound is not None:
-            old = sin_theta[(i, i + 1)]
-            sin_theta[(i, i + 1)] = bound if old is None else min(old, bound)
+    for group, bound in _group_bounds(A_hp, delta, V[:, :m], correction, enc.lower, enc.upper, groups).items():
+        if bound is not None:
+            old = sin_theta[group]
+            sin_theta[group] = bound if old is None else min(old, bound)
     seconds = {"gram": built - start, "eigh": solved - built, "enclosure": enclosed - solved,
                "refinement": time.perf_counter() - enclosed}
     return SpectrumEnclosure(lower=enc.lower, upper=enc.upper, vectors=V[:, :m].copy(), correction=correction,
@@ -141,7 +142,7 @@ def _newton_correction(A_hp: FixedMatrix, w: np.ndarray, V: np.ndarray, m: int) 
 
     The residual r_i = A_hp x̂_i − λ̂_i x̂_i is formed exactly and rounded once, so the step removes the float64
     eigenvector error up to second order; x̂_i + c_i is then held as two float64 words. Its accuracy is not
-    assumed anywhere: :func:`_singleton_bounds` certifies what it achieves.
+    assumed anywhere: :func:`_group_bounds` certifies what it achieves.
     """
     top = V[:, :m]
     X = FixedMatrix.from_float64(top, bits=_VECTOR_BITS)
@@ -154,38 +155,31 @@ def _newton_correction(A_hp: FixedMatrix, w: np.ndarray, V: np.ndarray, m: int) 
     return V @ coef
 
 
-def _singleton_bounds(A_hp: FixedMatrix, delta, top: np.ndarray, correction: np.ndarray, lower, upper) -> dict:
-    """sin ∠(x̂_i + c_i, u_i) ≤ ε_i / δ_i for each top index i (Davis–Kahan for one vector).
-
-    ε_i = ‖A v − θ v‖/‖v‖ with θ = vᵀA_hp v / vᵀv (exact rationals from exact products; + delta for A − A_hp),
-    δ_i = distance from θ to the enclosures of every other eigenvalue; θ must lie closer to eigenvalue i's
-    enclosure than to any other's, else no bound (None).
-    """
-    ctx = _ctx()
+def _group_bounds(A_hp: FixedMatrix, delta, top: np.ndarray, correction: np.ndarray, lower, upper,
+                  groups) -> dict:
+    """Davis–Kahan ‖sin Θ‖₂ for each group [s, t) of the corrected basis x̂ + c (see
+    :func:`~precise_kpca.certify.eigen_enclosure.ritz_subspace_sin_theta`): exact g×g products of the basis and
+    of A_hp times it, so the Newton step's gain counts for groups of close eigenvalues as for single ones."""
     v = FixedMatrix.from_words([top, correction], bits=_VECTOR_BITS)
     if v.error_bound:
         return {}  # the words did not fit the grid: the span measured would not be the span bounded
     p = matmul(A_hp, v)
-    vv, vp, pp = (_fractions(*column_dots(a, b)) for a, b in ((v, v), (v, p), (p, p)))
+    lower = [_exact_fraction(x) for x in lower]
+    upper = [_exact_fraction(x) for x in upper]
     out = {}
-    for i in range(top.shape[1]):
-        theta = vp[i] / vv[i]
-        eps2 = (pp[i] - vp[i] * vp[i] / vv[i]) / vv[i]
-        eps = ctx.sqrt(ctx.mpf(eps2.numerator) / eps2.denominator) * (1 + ctx.mpf(_SLACK))
-        eps += ctx.mpf(float(delta)) * (1 + ctx.ldexp(1, -50))
-        t = ctx.mpf(theta.numerator) / theta.denominator
-        gap = min((min(abs(t - ctx.mpf(lo)), abs(t - ctx.mpf(hi))) if not ctx.mpf(lo) <= t <= ctx.mpf(hi) else 0)
-                  for j, (lo, hi) in enumerate(zip(lower, upper)) if j != i)
-        gap -= (1 + abs(t)) * ctx.mpf(_SLACK)  # the subtractions above rounded at 1000 bits
-        out[i] = float(eps / gap) * (1 + 2.0**-50) if gap > 0 else None
+    for s, t in groups:
+        cols = np.arange(s, t)
+        vs, ps = v.take_columns(cols), p.take_columns(cols)
+        G, H, Q = (fmpq_matrix(matmul(a.T, b)) for a, b in ((vs, vs), (vs, ps), (ps, ps)))
+        bound = ritz_subspace_sin_theta(G, H, Q, delta, lower, upper, s, t)
+        out[(s, t)] = None if bound is None else float(bound) * (1 + 2.0**-50)
     return out
 
 
-def _fractions(ints, exp2):
-    from fractions import Fraction
-
-    scale = Fraction(2) ** exp2
-    return [int(x) * scale for x in ints]
+def _exact_fraction(x) -> Fraction:
+    sign, man, exp, _ = x._mpf_
+    value = Fraction(int(man)) * Fraction(2) ** exp
+    return -value if sign else value
 
 
 def eigenvalue_interval(enc: SpectrumEnclosure, X: np.ndarray):
