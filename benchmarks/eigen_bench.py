@@ -5,6 +5,7 @@ Usage::
     python benchmarks/eigen_bench.py --quick          # N = 60, 200 (about 3 minutes)
     python benchmarks/eigen_bench.py --sizes 60 200 1000 --tier2-sizes 60 200 1000
     python benchmarks/eigen_bench.py --sizes 2000 --tier2-sizes --no-reference   # timing only
+    python benchmarks/eigen_bench.py --dataset phoneme --data-dir /work/shared/datasets   # N = 5404, tier 1
 
 Prints one row per method × N × tier: seconds (median of repeats where cheap), ratio to
 ``mpmath.eigsy`` at dps 30 (measured where N ≤ --eigsy-max, else extrapolated as N³ from the largest
@@ -12,6 +13,13 @@ measured N and marked ≈), ratio to float64 LAPACK ``eigh``, and the digits ach
 
 - tier 1: ``-log10(max |λ̂ - λ| / ‖A‖)`` over all eigenvalues and ``-log10 max ‖v̂ - v‖`` over the top k;
 - tier 2: the least relative digits over eigenvalues above A's noise floor.
+
+Matrices: ``--gram mp`` (default for Gaussian data) builds ``H K H`` exactly as mpf entries
+(:mod:`precise_kpca.numerics.eigen_gallery`, minutes at N = 2000); ``--gram quad`` (always for ``--dataset``)
+takes the binary128 Gram ``σ_X² H K H`` of :func:`precise_kpca.numerics.quad_gram.scaled_gaussian_gram_words`
+as a ``FixedMatrix`` (``from_words``, no mpf objects; tier 1 only). Its rigorous Frobenius error bound is passed
+as ``input_error``: "bounds" then hold for the exact Gram and cannot exceed the binary128 Gram's own digits
+relative to ‖A‖ (printed), "given" are the digits for the binary128 matrix as given.
 
 References: mpmath.eigsy at 2·dps + 120 digits for N ≤ --ref-max (independent); above that the same
 refinement, tier 1 at dps + 60 digits (two working precisions beyond, labelled ``self+60``), for both tiers. The test matrices
@@ -38,8 +46,10 @@ from pathlib import Path  # noqa: E402
 import mpmath  # noqa: E402
 import numpy as np  # noqa: E402
 
+from precise_kpca.backends.ozaki import FixedMatrix  # noqa: E402
 from precise_kpca.numerics.eigen_gallery import centered_gaussian_gram, gaussian_data  # noqa: E402
-from precise_kpca.numerics.eigen_refine import refine_eigensystem  # noqa: E402
+from precise_kpca.numerics.eigen_refine import input_bits, refine_eigensystem  # noqa: E402
+from precise_kpca.numerics.quad_gram import scaled_gaussian_gram_words  # noqa: E402
 
 CACHE = Path(__file__).with_name(".cache")
 DPS = 30
@@ -61,6 +71,15 @@ def gram(n: int, bits: int) -> np.ndarray:
     A = centered_gaussian_gram(gaussian_data(n, seed=0), bits=bits)
     path.write_bytes(pickle.dumps(A))
     return A
+
+
+def quad_gram(X: np.ndarray):
+    """The binary128 Gram σ_X² H K H (σ = 2**10 median distances) as a tier-1 ``FixedMatrix``, its error bound
+    (Frobenius, A's units), its words ``[hi, lo]`` and the build seconds."""
+    t = time.perf_counter()
+    g = scaled_gaussian_gram_words(X, 2**10)
+    F = FixedMatrix.from_words([g.hi, g.lo], bits=input_bits(len(X), DPS, 1))
+    return F, g.error_bound, [g.hi, g.lo], time.perf_counter() - t
 
 
 def timed(fn, repeats: int):
@@ -112,7 +131,12 @@ def bound_digits(res, tier: int, noise: float) -> str:
     if tier == 1:
         val = min(_dig(b / norm) for b in res.value_error_bounds)
         vec = min(_dig(b) for b in res.vector_error_bounds[:K])
-        return f"{val:.1f} / vec {vec:.1f}"
+        out = f"{val:.1f} / vec {vec:.1f}"
+        if res.input_error:
+            val = min(_dig(b / norm) for b in res.given_value_error_bounds)
+            vec = min(_dig(b) for b in res.given_vector_error_bounds[:K])
+            out += f" (given binary128 matrix: {val:.1f} / vec {vec:.1f})"
+        return out
     rel = [_dig(b / abs(v)) for b, v in zip(res.value_error_bounds, res.values) if abs(v) > noise * norm * 10**DPS]
     return f"{min(rel):.1f} rel"
 
@@ -130,9 +154,21 @@ def main() -> None:
     ap.add_argument("--ref-max", type=int, default=60, help="largest N with an independent eigsy reference")
     ap.add_argument("--no-reference", action="store_true", help="skip the self+60 reference beyond --ref-max")
     ap.add_argument("--repeats", type=int, default=3, help="repeats (median) of the refinement for N <= 200")
+    ap.add_argument("--gram", choices=["mp", "quad"], default="mp",
+                    help="mp: exact mpf Gram (tiers 1, 2); quad: binary128 Gram as a FixedMatrix (tier 1)")
+    ap.add_argument("--dataset", help="a data set of precise_kpca.datasets instead of Gaussian data (quad, tier 1)")
+    ap.add_argument("--data-dir", help="data directory for --dataset")
     args = ap.parse_args()
     if args.quick:
         args.sizes, args.tier2_sizes, args.eigsy_max = [60, 200], [60, 200], 100
+    data = None
+    if args.dataset:
+        from precise_kpca.datasets import load
+
+        data = load(args.dataset, data_dir=args.data_dir)
+        args.gram, args.sizes, args.tier2_sizes = "quad", [len(data)], []
+    if args.gram == "quad":
+        args.tier2_sizes = []  # binary128 entries: tier 2's relative digits need the mp Gram's extra bits
     eigsy_time = {}
     t64s = {}
     try:
@@ -141,7 +177,8 @@ def main() -> None:
         threads = ", ".join(f"{i['internal_api']} {i['num_threads']}" for i in threadpool_info())
     except ImportError:  # pragma: no cover
         threads = os.environ.get("OPENBLAS_NUM_THREADS", "?")
-    print(f"BLAS threads: {threads}; dps {DPS}, top-k {K}", flush=True)
+    print(f"BLAS threads: {threads}; dps {DPS}, top-k {K}; gram {args.gram}"
+          + (f"; data {args.dataset}" if data is not None else ""), flush=True)
     print(f"{'method':<34}{'N':>6}{'tier':>5}{'seconds':>11}{'vs eigsy':>12}{'vs eigh':>10}  digits [reference]",
           flush=True)
 
@@ -157,37 +194,56 @@ def main() -> None:
         print(f"{method:<34}{n:>6}{tier:>5}{t:>11.3f}{ratio:>12}{t / t64s[n]:>9.0f}x  {d}", flush=True)
 
     for n in sorted(set(args.sizes) | set(args.tier2_sizes)):
-        bits = gram_bits(n)
-        A = gram(n, bits)
-        Af = np.vectorize(float, otypes=[float])(A)
-        t64s[n], _ = timed(lambda: np.linalg.eigh(Af), 5)
-        if n <= args.eigsy_max:
+        input_error = 0.0
+        if args.gram == "quad":
+            A, input_error, words, t_gram = quad_gram(data if data is not None else gaussian_data(n, seed=0))
+            Af = words[0]
+            bits = None
+        else:
+            bits = gram_bits(n)
+            A = gram(n, bits)
+            Af = np.vectorize(float, otypes=[float])(A)
+        t64s[n], w64 = timed(lambda M=Af: np.linalg.eigh(M), 5 if n <= 2000 else 1)
+        if args.gram == "quad":
+            # the binary128 Gram's own accuracy relative to ‖A‖₂: Weyl adds it to every eigenvalue bound
+            a_norm = float(np.max(np.abs(w64[0])))
+            print(f"binary128 Gram: built in {t_gram:.1f} s, ‖A − Â‖_F ≤ {input_error:.3e} = "
+                  f"10^{math.log10(input_error / a_norm):.1f} ‖A‖₂: at most {-math.log10(input_error / a_norm):.1f} "
+                  "digits relative to ‖A‖ in the bounds for the exact Gram", flush=True)
+        del Af, w64
+        if args.gram == "quad" and args.no_reference:
+            del words  # N = 5404: the refinement needs the memory
+        if n <= args.eigsy_max and args.gram == "mp":
             eigsy_time[n], _ = timed(lambda: eigsy(A, DPS), 1)
             row("mpmath.eigsy dps 30", n, "-", eigsy_time[n], "-")
         row("float64 eigh (LAPACK)", n, "-", t64s[n], "-")
         refs = {}
-        if n <= args.ref_max:
+        if n <= args.ref_max and args.gram == "mp":
             refs[1] = refs[2] = (*eigsy(A, 2 * DPS + 120), "eigsy")
         for tier in (1, 2):
             if (tier == 1 and n not in args.sizes) or (tier == 2 and n not in args.tier2_sizes):
                 continue
             reps = args.repeats if n <= 200 else 1
-            t, res = timed(lambda: refine_eigensystem(A, dps=DPS, tier=tier), reps)
+            t, res = timed(lambda: refine_eigensystem(A, dps=DPS, tier=tier, input_error=input_error), reps)
             if tier not in refs and not args.no_reference:
                 # one reference for both tiers: all eigenvalues to 10**-90 ‖A‖ (≥ 34 relative digits down
                 # to 1e-56 ‖A‖) and the top-k vectors to 90 digits
-                hi = refine_eigensystem(A, dps=DPS + 60, tier=1, k=K)
+                # (quad: the binary128 matrix itself, read to the bits dps + 60 needs)
+                A_ref = A if args.gram == "mp" else FixedMatrix.from_words(words, bits=input_bits(n, DPS + 60))
+                hi = refine_eigensystem(A_ref, dps=DPS + 60, tier=1, k=K)
+                del A_ref
                 refs[1] = refs[2] = ([v for v in hi.values], [list(hi.vectors[:, c]) for c in range(K)],
                                      "self+60", list(hi.value_error_bounds))
+            noise = 2.0 ** -(bits - 24) if bits else 0.0
             if tier in refs:
-                d = digits(res, refs[tier][0], refs[tier][1], tier, 2.0 ** -(bits - 24),
+                d = digits(res, refs[tier][0], refs[tier][1], tier, noise,
                            refs[tier][3] if len(refs[tier]) > 3 else None)
                 d = f"{d} [{refs[tier][2]}]"
             else:
                 d = "- [no reference]"
-            d += f"; bounds {bound_digits(res, tier, 2.0 ** -(bits - 24))}"
-            row(f"refine tier {tier} ({res.iterations} it, {res.precision_bits_used} b)", n, tier, t,
-                d)
+            d += f"; bounds {bound_digits(res, tier, noise)}"
+            row(f"refine tier {tier} ({res.iterations} it, {res.precision_bits_used} b)", n, tier, t, d)
+
 
 if __name__ == "__main__":
     main()

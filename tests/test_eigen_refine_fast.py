@@ -3,13 +3,19 @@ from __future__ import annotations
 
 import math
 
+from types import SimpleNamespace
+
 import flint
+import mpmath
+import numpy as np
 import pytest
 
 import precise_kpca.numerics.eigen_refine as er
+from precise_kpca.backends.ozaki import FixedMatrix
 from precise_kpca.numerics.eigen import eigensystem
 from precise_kpca.numerics.eigen_gallery import centered_gaussian_gram, gaussian_data
 from precise_kpca.numerics.eigen_refine import refine_eigensystem
+from precise_kpca.numerics.quad_gram import scaled_gaussian_gram_words
 
 from .eigsy_reference import reference
 
@@ -129,3 +135,145 @@ def test_tier1_dps60_against_eigsy():
         assert err <= res.value_error_bounds[i] <= norm * 10.0**-60, i
     for c in range(3):
         assert _vec_err(ctx, res, c, vectors[c]) <= res.vector_error_bounds[c] <= 10.0**-60, c
+
+
+# -- second-order bounds inside groups ---------------------------------------------------------------------
+def _pencil(omega_scale, seed=1):
+    """A c-scaled pencil (Θ + E, I + F) as a rotated cluster leaves it: E ≈ (FΘ + ΘF)/2 + tiny coupling."""
+    rng = np.random.default_rng(seed)
+    th = np.array([1e-3, 5e-4, 2e-4, 1e-4])
+    m = len(th)
+    F = rng.standard_normal((m, m)) * omega_scale
+    F = (F + F.T) / 2
+    np.fill_diagonal(F, 0.0)
+    T0 = rng.standard_normal((m, m)) * 1e-15
+    T0 = (T0 + T0.T) / 2
+    np.fill_diagonal(T0, 0.0)
+    E = (F * th[None, :] + th[:, None] * F) / 2 + T0
+    return th, E, F
+
+
+def _pencil_eigenvalues(th, E, F):
+    ctx = mpmath.MPContext()
+    ctx.dps = 60
+    m = len(th)
+    M = ctx.matrix([[ctx.mpf(float(E[i, j])) if i != j else ctx.mpf(float(th[i])) for j in range(m)] for i in range(m)])
+    G = ctx.matrix([[ctx.mpf(float(F[i, j])) if i != j else ctx.mpf(1) for j in range(m)] for i in range(m)])
+    Linv = ctx.inverse(ctx.cholesky(G))
+    w = ctx.eigsy(Linv * M * Linv.T, eigvals_only=True)
+    return ctx, sorted(w, reverse=True)
+
+
+def test_group_second_order_contains_pencil_eigenvalues():
+    # radii second order in ω (≈ ω² θ + ω ‖E‖), far below Ostrowski's ω |θ|, yet containing every eigenvalue;
+    # mutation: claiming the group orthogonal (ω = 0) drops the ω‖E‖ term and a true eigenvalue falls outside
+    th, E, F = _pencil(1e-8)
+    ctx, lam = _pencil_eigenvalues(th, E, F)
+    pr = SimpleNamespace(theta_hi=th, theta_lo=np.zeros_like(th), delta_g=0.0)
+    omega = float(np.linalg.norm(F)) * (1 + 2.0**-40)
+    e = float(np.linalg.norm(E)) * (1 + 2.0**-40)
+    J = np.arange(len(th))
+    radii = er._Refiner._group_second_order(None, pr, J, E, F, omega, e, 1.0)
+    errors = [abs(lam[i] - ctx.mpf(float(th[i]))) for i in range(len(th))]
+    assert all(err <= r for err, r in zip(errors, radii))
+    assert max(radii) < 1e-3 * omega * th[0]  # second order: Ostrowski would give ≥ ω θ
+    wrong = er._Refiner._group_second_order(None, pr, J, E, F, 0.0, e, 1.0)
+    assert any(err > r for err, r in zip(errors, wrong))
+
+
+# -- fixed-point input (binary128 Gram words) with an input error --------------------------------------------
+@pytest.fixture(scope="module")
+def quad40():
+    g = scaled_gaussian_gram_words(gaussian_data(40, seed=3), 2**10)
+    ctx = mpmath.MPContext()
+    ctx.prec = 2200  # hi + lo exactly
+    exact = np.array([[ctx.fadd(ctx.mpf(h), ctx.mpf(l), exact=True) for h, l in zip(rh, rl)]
+                      for rh, rl in zip(g.hi, g.lo)], dtype=object)
+    return g, exact, reference(exact, 110)
+
+
+def test_words_input_bounds_given_and_true(quad40):
+    g, exact, (ctx, values, vectors) = quad40
+    F = FixedMatrix.from_words([g.hi, g.lo], bits=er.input_bits(40, DPS))
+    res = refine_eigensystem(F, dps=DPS, tier=1, k=4, input_error=g.error_bound)
+    assert res.input_error >= g.error_bound
+    norm = abs(values[0])
+    for i, v in enumerate(values):
+        err = abs(ctx.mpf(res.values[i]) - v)
+        # the binary128 matrix as given: refined to the target; the exact Gram: its error added (Weyl)
+        assert err <= res.given_value_error_bounds[i] <= norm * 10.0**-DPS, i
+        assert res.value_error_bounds[i] >= res.given_value_error_bounds[i] + g.error_bound * (1 - 1e-12), i
+    for c in range(4):
+        assert _vec_err(ctx, res, c, vectors[c]) <= res.given_vector_error_bounds[c] <= 10.0**-DPS, c
+        assert res.vector_error_bounds[c] >= res.given_vector_error_bounds[c], c
+    # the same matrix through mpf entries: the same eigenvalues to the bounds
+    ref = refine_eigensystem(exact, dps=DPS, tier=1, k=4)
+    for a, b, ba, bb in zip(res.values, ref.values, res.given_value_error_bounds, ref.value_error_bounds):
+        assert abs(a - b) <= ba + bb
+
+
+def test_words_input_wrong_arguments_rejected(quad40):
+    g, _, _ = quad40
+    F = FixedMatrix.from_words([g.hi, g.lo], bits=er.input_bits(40, DPS))
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="input_error"):
+            refine_eigensystem(F, dps=DPS, input_error=bad)
+    with pytest.raises(ValueError, match="square"):
+        refine_eigensystem(F.take_columns(np.arange(39)), dps=DPS)
+
+
+def test_words_input_error_too_large_is_reported():
+    # an input known only to 1e-10 ‖A‖: the bounds for the exact matrix say so, the given ones reach the target
+    g = scaled_gaussian_gram_words(gaussian_data(20, seed=4), 2**10)
+    F = FixedMatrix.from_words([g.hi, g.lo], bits=er.input_bits(20, DPS))
+    norm = float(np.max(np.abs(np.linalg.eigvalsh(g.hi))))
+    res = refine_eigensystem(F, dps=DPS, tier=1, k=2, input_error=1e-10 * norm)
+    assert min(res.value_error_bounds) >= 1e-10 * norm
+    assert max(res.given_value_error_bounds) <= norm * 10.0**-DPS
+
+
+# -- vector bound through a virtual Newton step ---------------------------------------------------------------
+def _perturbed_basis(j_noise=1e-12, seed=7):
+    """Exact S = XᵀAX, G = XᵀX (mpmath) for float64 eigenvectors of a graded A with a close pair, perturbed."""
+    ctx = mpmath.MPContext()
+    ctx.dps = 60
+    lam = [4, 2, 1, 1 - ctx.mpf(10) ** -6, ctx.mpf(10) ** -3, 0]
+    n = len(lam)
+    rng = np.random.default_rng(seed)
+    Qm, _ = ctx.qr(ctx.matrix(rng.standard_normal((n, n)).tolist()))  # orthogonal to 60 digits
+    A = Qm * ctx.diag(lam) * Qm.T
+    X = np.array(Qm.tolist(), dtype=float) + j_noise * rng.standard_normal((n, n))
+    Xm = ctx.matrix(X.tolist())
+    S, G = Xm.T * A * Xm, Xm.T * Xm
+    theta = [S[i, i] / G[i, i] for i in range(n)]
+    hi = np.array([float(t) for t in theta])
+    pr = SimpleNamespace(
+        S=np.array([[float((S[i, k] + S[k, i]) / 2) for k in range(n)] for i in range(n)]),
+        R=np.array([[float(G[i, k] - (1 if i == k else 0)) for k in range(n)] for i in range(n)]),
+        theta_hi=hi, theta_lo=np.array([float(t - h) for t, h in zip(theta, hi)]), delta_s=0.0, delta_g=0.0)
+    return ctx, lam, Qm, Xm, G, pr
+
+
+def test_newton_vector_bound_second_order_and_mutation():
+    ctx, lam, Qm, Xm, G, pr = _perturbed_basis()
+    n, j = len(lam), 2  # λ = 1, next to 1 - 1e-6
+    omega = float(ctx.mnorm(G - ctx.eye(n), "f")) * (1 + 2.0**-40)
+    lift = math.sqrt(1 + omega) / (1 - omega) * (1 + 2.0**-40)
+    g_min = float(min(G[i, i] for i in range(n)))
+    gap = float(min(abs(lam[i] - ctx.mpf(pr.theta_hi[j])) for i in range(n) if i != j)) * (1 - 1e-9)
+    x = Xm[:, j] / ctx.norm(Xm[:, j])
+    v = Qm[:, j]  # exact unit eigenvector of λ_j (A was built from Q)
+    true = float(min(ctx.norm(x - v), ctx.norm(x + v)))
+    state = SimpleNamespace(n=n, a_rounding=0.0)
+    abs_mats = (np.abs(pr.S), np.abs(pr.R))
+    bound = er._Refiner._newton_vector_bound(state, pr, j, gap, g_min, omega, lift, 0.0, abs_mats)
+    residual = float(ctx.norm((Xm.T * (Qm * ctx.diag(lam) * Qm.T) * Xm - ctx.mpf(pr.theta_hi[j]) * G)[:, j]))
+    davis_kahan = math.sqrt(2) * lift * residual / gap / math.sqrt(g_min)
+    assert true <= bound <= 1e-4 * davis_kahan
+    # mutation: a basis whose column j is claimed decoupled (S, G off-diagonals zeroed) must not pass
+    for M in (pr.S, pr.R):
+        M[:, j] = M[j, :] = 0.0
+    pr.R[j, j] = float(G[j, j] - 1)
+    wrong = er._Refiner._newton_vector_bound(state, pr, j, gap, g_min, omega, lift, 0.0,
+                                             (np.abs(pr.S), np.abs(pr.R)))
+    assert true > wrong

@@ -82,6 +82,12 @@ class RefinedEigensystem:
         Index ranges ``(start, stop)`` of eigenvalues whose bounds do not separate them.
     history : list of dict
         Per iteration: bits of A and X, the largest first-order correction, number of clustered indices.
+    input_error : mpmath mpf
+        The ``input_error`` argument (A's units): ``value_error_bounds`` and ``vector_error_bounds`` hold for any
+        matrix within it of the input; 0 for an input taken as exact.
+    given_value_error_bounds, given_vector_error_bounds : ndarray
+        The same bounds for the input matrix itself (equal to the above when ``input_error`` is 0): what the
+        refinement achieved, as opposed to what the input's accuracy allows.
     """
 
     values: np.ndarray
@@ -92,6 +98,9 @@ class RefinedEigensystem:
     precision_bits_used: int
     clusters: list = field(default_factory=list)
     history: list = field(default_factory=list)
+    input_error: object = 0
+    given_value_error_bounds: np.ndarray | None = None
+    given_vector_error_bounds: np.ndarray | None = None
 
 
 @dataclass
@@ -112,68 +121,113 @@ class _Products:
     delta_g: float  # entrywise error bound of G_fix off the diagonal (the diagonal is exact)
 
 
-def refine_eigensystem(A, *, dps: int, tier: int = 1, k: int | None = None, max_bits: int | None = None):
-    """Eigenvalues and eigenvectors of a symmetric mpf matrix to ``dps`` digits, with error bounds.
+def refine_eigensystem(A, *, dps: int, tier: int = 1, k: int | None = None, max_bits: int | None = None,
+                       input_error: float = 0.0):
+    """Eigenvalues and eigenvectors of a symmetric matrix to ``dps`` digits, with error bounds.
 
     Parameters
     ----------
-    A : ndarray of mpmath mpf, shape (N, N)
-        Symmetric matrix (entries read exactly; any mpmath context). A nonsymmetric input is
-        symmetrised and the asymmetry is added to the error bounds.
+    A : ndarray of mpmath mpf, shape (N, N), or ozaki.FixedMatrix
+        Symmetric matrix, read exactly: mpf entries (any mpmath context), or a fixed-point matrix such as
+        ``FixedMatrix.from_words([hi, lo], bits=input_bits(N, dps, tier))`` of a double-word Gram
+        (:func:`precise_kpca.numerics.quad_gram.scaled_gaussian_gram_words`), whose ``error_bound`` counts as
+        rounding of the input. A nonsymmetric input is symmetrised and the asymmetry is added to the bounds.
     dps : int
         Target decimal digits.
     tier : {1, 2}
         1: every eigenvalue to ``dps`` digits relative to ``‖A‖₂`` and the top ``k`` eigenvectors to
         ``dps`` digits (those whose eigenvalue exceeds ``2**24 10**-dps ‖A‖₂``: below that tier 1 treats the
-        spectrum as one cluster and the returned bounds say how well such vectors are known). 2: every eigenpair to ``dps`` digits relative to its own eigenvalue, as far as the
-        precision carried by ``A``'s entries allows (eigenvalues below that noise get absolute bounds).
+        spectrum as one cluster and the returned bounds say how well such vectors are known). 2: every eigenpair
+        to ``dps`` digits relative to its own eigenvalue, as far as the precision carried by ``A``'s entries
+        allows (eigenvalues below that noise get absolute bounds).
     k : int, optional
         Number of leading eigenvectors returned by tier 1 (default ``min(N, 10)``); tier 2 returns all.
     max_bits : int, optional
         Cap on the fixed-point bits used for ``A`` (default: tier 1 what ``dps`` needs, tier 2 all the
         bits the entries carry).
+    input_error : float, optional
+        Bound on ``‖A_true - A‖₂`` (in ``A``'s units; a Frobenius bound will do, e.g. ``QuadGram.error_bound``)
+        when ``A`` stands for a matrix known only to that accuracy. The refinement targets ``A`` as given; the
+        returned ``value_error_bounds`` and ``vector_error_bounds`` hold for ``A_true`` (Weyl; Davis–Kahan with
+        the residual and the gaps widened by it), ``given_*`` for ``A`` itself.
 
     Returns
     -------
     RefinedEigensystem
     """
-    A = np.asarray(A, dtype=object)
-    if A.ndim != 2 or A.shape[0] != A.shape[1]:
-        raise ValueError(f"A must be a square matrix, got shape {A.shape}")
     if tier not in (1, 2):
         raise ValueError(f"tier must be 1 or 2, got {tier!r}")
     if not isinstance(dps, (int, np.integer)) or dps < 1:
         raise ValueError(f"dps must be a positive integer, got {dps!r}")
-    n = A.shape[0]
+    if not (isinstance(input_error, (int, float, np.floating)) and math.isfinite(input_error) and input_error >= 0):
+        raise ValueError(f"input_error must be a finite nonnegative float, got {input_error!r}")
+    if isinstance(A, ozaki.FixedMatrix):
+        if A.shape[0] != A.shape[1]:
+            raise ValueError(f"A must be a square matrix, got shape {A.shape}")
+        n = A.shape[0]
+    else:
+        A = np.asarray(A, dtype=object)
+        if A.ndim != 2 or A.shape[0] != A.shape[1]:
+            raise ValueError(f"A must be a square matrix, got shape {A.shape}")
+        n = A.shape[0]
     k = min(n, 10) if k is None else int(k)
     if tier == 1 and not 1 <= k <= n:
         raise ValueError(f"k must be between 1 and N={n}, got {k}")
-    target_bits = math.ceil(dps * LOG2_10)
-    log2n = max(1, math.ceil(math.log2(n)))
-    if tier == 1:
-        # the top-k vectors need A to target/gap: read enough bits for the largest gap allowance (50 bits),
-        # then round to what the float64 gaps ask for
-        a_bits = target_bits + 2 * log2n + _A_GUARD + 50
-        if max_bits is not None:
-            a_bits = min(a_bits, max_bits)
+    if isinstance(A, ozaki.FixedMatrix):
+        A_read, exp2, a_bits, read_rounding = _normalised_fixed(A)
+        if max_bits is not None and max_bits < a_bits:
+            A_read = _exact(A_read.rounded(A_read.exponent + max_bits))
+            read_rounding += n * 2.0 ** -(max_bits + 1)
+            exp2, a_bits = exp2 + a_bits - max_bits, max_bits
     else:
-        a_bits = max_bits
-    A_read, exp2, a_bits = mpf_matrix_to_fixed(A, a_bits)
+        a_bits = input_bits(n, dps, tier)
+        if max_bits is not None:
+            a_bits = max_bits if a_bits is None else min(a_bits, max_bits)
+        A_read, exp2, a_bits = mpf_matrix_to_fixed(A, a_bits)
+        # ‖ΔA‖₂ ≤ ‖ΔA‖_F ≤ n 2**-(a_bits+1) (normalised units)
+        read_rounding = n * 2.0 ** -(a_bits + 1)
+    del A  # the refiner may round A_read: no second copy of the input's digits
+    unit = 2.0 ** -(exp2 + a_bits)
     # the slice GEMMs use the caller's BLAS threads (threadpoolctl / OPENBLAS_NUM_THREADS)
-    return _Refiner(A_read, n, exp2, a_bits, dps, tier, k, max_bits).run()
+    return _Refiner(A_read, n, exp2, a_bits, dps, tier, k, max_bits, read_rounding,
+                    float(input_error) * unit * _NORM_SAFETY).run()
+
+
+def input_bits(n: int, dps: int, tier: int = 1) -> int | None:
+    """Fixed-point bits below ``max |A|`` that :func:`refine_eigensystem` reads (tier 1), ``None`` for all (tier 2).
+
+    Tier 1 reads enough for the largest top-k gap allowance (50 bits) and then rounds to what the float64 gaps
+    ask for; build a ``FixedMatrix`` input with these ``bits`` (more only cost memory).
+    """
+    if tier != 1:
+        return None
+    return math.ceil(dps * LOG2_10) + 2 * max(1, math.ceil(math.log2(n))) + _A_GUARD + 50
+
+
+def _normalised_fixed(F: ozaki.FixedMatrix):
+    """A ``FixedMatrix`` input in the refiner's units: ``(A_read, exp2, a_bits, read_rounding)`` with ``A_read``
+    of exponent 1 on the grid ``2**-a_bits`` and ``F = A_read 2**(exp2 + a_bits)``; ``read_rounding`` bounds
+    ``‖F_represented - F‖₂`` through F's entrywise ``error_bound`` (Frobenius ≤ n max)."""
+    n = F.shape[0]
+    shift = 1 - F.exponent
+    A_read = ozaki.FixedMatrix(F.digits, 1, F.digit_bits, 0.0)
+    a_bits = -A_read.ulp_exp2
+    exp2 = F.exponent - 1 - a_bits
+    read_rounding = n * math.ldexp(float(F.error_bound), shift) * _NORM_SAFETY
+    return A_read, exp2, a_bits, read_rounding
 
 
 class _Refiner:
     """State of one refinement: fixed-point A, basis X, precision schedule."""
 
-    def __init__(self, A_read, n, exp2, a_bits, dps, tier, k, max_bits):
+    def __init__(self, A_read, n, exp2, a_bits, dps, tier, k, max_bits, read_rounding, input_error):
         self.n, self.exp2, self.dps, self.tier, self.k = n, exp2, dps, tier, k
         # normalised units: 2**(exp2 + a_bits) ≈ max |A|; A_read = Z 2**-a_bits there
         self.unit_exp = exp2 + a_bits
         self.asym = 0.0
-        # reading A to fixed point is a symmetric perturbation (after symmetrising: the mean of two such)
-        # with ‖ΔA‖₂ ≤ ‖ΔA‖_F ≤ n 2**-(a_bits+1)
-        read_rounding = n * 2.0 ** -(a_bits + 1)
+        # reading A to fixed point is a symmetric perturbation (after symmetrising: the mean of two such),
+        # read_rounding bounds its ‖ΔA‖₂; input_error (‖A_true - A‖₂) enters only the returned bounds
+        self.input_error = input_error
         if not np.array_equal(A_read.digits, A_read.digits.transpose(0, 2, 1)):
             # 2A_sym = A + Aᵀ exactly (units unchanged: one more fractional bit); the skew part is a
             # perturbation of norm ≤ ‖A - Aᵀ‖_F / 2
@@ -216,6 +270,8 @@ class _Refiner:
     def _a_at(self, bits):
         """A rounded to ``bits`` fractional bits (cached, treated as exact); returns (matrix, bits used)."""
         bits = min(bits, self.a_bits)
+        if bits == self.a_bits and self.tier == 1:
+            self._a_cache = {bits: self.A_full}  # tier 1 never goes back to a coarser A: free its copies
         if bits not in self._a_cache:
             A = self.A_full
             self._a_cache[bits] = _exact(A.rounded(A.exponent + bits))
@@ -430,6 +486,11 @@ class _Refiner:
         # (intervals are centred on the exact θ = S_ii/G_ii; its double-double only enters differences of
         # distinct θ, each with its own 2**-104 allowance)
         r = np.where(big, eg + og / (1 - og) * (th_abs + eg), 0.0) * safety
+        # second order inside the groups (a float64 rotation leaves ω_g ≈ 2**-53: ω_g |θ| can exceed the target)
+        for gidx in np.flatnonzero(sizes > 1):
+            members = np.flatnonzero(labels == gidx)
+            r[members] = np.minimum(r[members], self._group_second_order(
+                pr, members, Shat, Ghat, float(om_g[gidx]), float(e_g[gidx]), g_min))
         # Z = (I+Φ)^{-1/2} CŜC (I+Φ)^{-1/2} = B + C T_out C + small (see the docstring)
         m_norm = (th_max + e_in + e_out) / (1 - om_in) * safety
         kappa = 0.375 * ph * ph / (1 - ph)
@@ -471,6 +532,59 @@ class _Refiner:
         self.labels = labels
         return order, vb, vec, groups
 
+    def _group_second_order(self, pr, J, Shat, Ghat, om, e, g_min):
+        """Radii of the group's pencil ``(Θ + E, I + F)`` (c-scaled, indices ``J``) around its θ, second order in F.
+
+        With ``K = (I+F)^{-1/2} - I = -F/2 + K₂``, ``‖K₂‖ ≤ κ = 3ω²/(8(1-ω))``, the pencil's eigenvalues are those
+        of ``Z = Θ + T + Q``: ``T = E - (FΘ + ΘF)/2`` (symmetric, zero diagonal) and
+        ``‖Q‖ ≤ ωe + (2κ + (ω/2 + κ)²)(max|θ| + e)``, ``Q = -(FE + EF)/2 + K₂M + MK₂ + KMK``. Weyl gives every
+        eigenvalue within ``‖T‖ + ‖Q‖``; Li–Li per member ``i`` whose θ is separated from the others' Weyl
+        intervals by ``η > 0`` gives ``2ε²/(η + √(η² + 4ε²))``, ``ε = ‖T e_i‖`` (the others keep ``‖T‖`` more);
+        the arguments' sorted ends are intersected. ``ω``, ``e``: the group's ``‖F‖``, ``‖E‖`` bounds.
+        Returns the radius per member (order of ``J``), valid like the Ostrowski radii it may replace.
+        """
+        safety = _NORM_SAFETY
+        th, tl = pr.theta_hi[J], pr.theta_lo[J]
+        m = len(J)
+        th_top = float(np.max(np.abs(th)))
+        mid = (th[:, None] + th[None, :]) / 2
+        F = Ghat[np.ix_(J, J)]
+        FH = F * mid
+        E = Shat[np.ix_(J, J)]
+        # float64 read-outs and scaling (2**-48 relative, as in _bounds) and the rounding here, and G's error δG
+        # times the θ it meets
+        T = np.abs(E - FH) + 2.0**-47 * (np.abs(E) + np.abs(FH)) + th_top * pr.delta_g / g_min
+        np.fill_diagonal(T, 0.0)
+        del F, FH, E, mid
+        t_norm = float(np.linalg.norm(T)) * safety
+        kappa = 0.375 * om * om / (1 - om)
+        q_rem = (om * e + (2 * kappa + (om / 2 + kappa) ** 2) * (th_top + e)) * safety
+        local = np.lexsort((-tl, -th))
+        weyl = np.full(m, t_norm)
+        lo_off, hi_off = _sorted_ends(th, tl, local, weyl, weyl)
+        eps = np.sqrt(np.sum(T * T, axis=0)) * safety
+        del T
+        # η_i: distance from θ_i to the other θ_j (double-double, with the allowance of _group_gaps) less ‖T‖
+        eta = np.full(m, np.inf)
+        chunk = max(1, 2_000_000 // m)
+        for a in range(0, m, chunk):
+            rows = slice(a, min(m, a + chunk))
+            d = np.abs((th[rows, None] - th[None, :]) + (tl[rows, None] - tl[None, :]))
+            d = d * (1 - 2.0**-50) - 2.0**-103 * (np.abs(th[rows, None]) + np.abs(th[None, :]))
+            d[np.arange(rows.stop - rows.start), np.arange(rows.start, rows.stop)] = np.inf
+            eta[rows] = np.min(d, axis=1) - t_norm
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            q = np.where(eta > 0, 2 * eps**2 / (eta + np.sqrt(eta**2 + 4 * eps**2)), np.inf) * safety
+        for i in np.flatnonzero(q < t_norm):
+            rad = np.full(m, t_norm + q[i])
+            rad[i] = q[i]
+            lo2, hi2 = _sorted_ends(th, tl, local, rad, rad)
+            lo_off = np.maximum(lo_off, lo2)
+            hi_off = np.minimum(hi_off, hi2)
+        out = np.empty(m)
+        out[local] = (np.maximum(-lo_off, hi_off) + q_rem) * safety
+        return out
+
     def _group_gaps(self, th, tl, r, eta_out, labels, n_groups):
         """η_g: least distance between a group's intervals and the others' intervals widened by η_out."""
         n = self.n
@@ -485,13 +599,14 @@ class _Refiner:
             np.minimum.at(eta, labels[rows], np.min(d, axis=1))
         return eta
 
-    def _vector_bounds(self, pr, order, vb, c, g_min):
+    def _vector_bounds(self, pr, order, vb, c, g_min, extra=0.0):
         """‖x̂ - v‖ bounds: sin θ of a vector, or of its group's invariant subspace (Davis–Kahan).
 
         ``A x - θ x = X G⁻¹ Xᵀ(A x - θ x)``, so ``‖A x - θ x‖ ≤ √(1+ω)/(1-ω) ‖(S - θG) e‖``. For a group
         ``Y = X_J`` of overlapping positions, ``K = G_JJ⁻¹ S_JJ`` gives ``Xᵀ(AY - YK) = (S - GΘ)_oJ -
         G_oJ G_JJ⁻¹ (S - GΘ)_JJ`` (zero on the rows J) and ``λ(K)`` lies within ``e + ω_J/(1-ω_J)(|θ| + e)``
-        of the θ_J (Ostrowski and Weyl on the c-scaled block).
+        of the θ_J (Ostrowski and Weyl on the c-scaled block). ``extra`` bounds a further perturbation of A (its
+        enclosures ``vb`` must already contain it).
         """
         n = self.n
         th, tl = pr.theta_hi, pr.theta_lo
@@ -505,6 +620,7 @@ class _Refiner:
         pos[order] = np.arange(n)
         wanted = np.zeros(n, dtype=bool)
         wanted[pos[order[: self.k]] if self.tier == 1 else np.arange(n)] = True
+        abs_mats = None  # |S|, |R| for the Newton-step bound, formed once when first needed
         for a, b in _overlap_groups(tho, tlo, vbo):
             if not wanted[a:b].any():
                 continue
@@ -536,7 +652,8 @@ class _Refiner:
                 lo_mu = ((tho[b - 1] - tho[a]) + (tlo[b - 1] - tlo[a])) - spread  # relative to θ_(a)
                 hi_mu = spread
             # A itself differs from the fixed-point A_hp by ‖ΔA‖₂ ≤ a_rounding: ‖ΔA Y‖ ≤ a_rounding ‖Y‖
-            res += self.a_rounding * math.sqrt(1 + omega_g) * _NORM_SAFETY
+            # (extra: a further perturbation ‖A_true - A‖₂ ≤ extra, the input's own error)
+            res += (self.a_rounding + extra) * math.sqrt(1 + omega_g) * _NORM_SAFETY
             d = []
             if a > 0:  # eigenvalues above: ≥ θ_(a-1) - vb_(a-1)
                 d.append(((tho[a - 1] - tho[a]) + (tlo[a - 1] - tlo[a])) - vbo[a - 1] - hi_mu)
@@ -549,6 +666,11 @@ class _Refiner:
             if b - a == 1:
                 # unit x̂ = x/‖x‖: ‖x̂ - v‖ = 2 sin(φ/2) ≤ √2 sin φ (sign of v chosen), ‖x‖² = G_jj ≥ g_min
                 bound = math.sqrt(2) * sin / math.sqrt(g_min)
+                if bound * _NORM_SAFETY > self.target and np.isfinite(gap):
+                    if abs_mats is None:
+                        abs_mats = (np.abs(pr.S), np.abs(pr.R))
+                    bound = min(bound, self._newton_vector_bound(pr, J[0], gap, g_min, omega_g, lift, extra,
+                                                                 abs_mats))
             else:
                 # distance of a unit vector of span Y to the invariant subspace ≤ ‖sin Θ‖, σ_min(Y)² ≥ 1 - ω
                 bound = sin / math.sqrt(1 - omega_g)
@@ -556,6 +678,50 @@ class _Refiner:
             if _DEBUG and bound > self.target:
                 print(f"  vector pos {a}:{b} res {res:.2e} gap {gap:.2e} bound {bound:.2e}")
         return vec
+
+    def _newton_vector_bound(self, pr, j, gap, g_min, omega_g, lift, extra, abs_mats) -> float:
+        """‖x̂ⱼ - v‖ through one virtual Newton step: second order in the residual instead of first.
+
+        ``y = X u``, ``u = eⱼ + f`` with ``fᵢ = -rᵢ / (Gᵢᵢ(θᵢ - θⱼ))`` (``r = (S - θⱼG)eⱼ``; any float64 ``f``
+        is admissible, only the bounds below must be rigorous). ``Xᵀ(A - θⱼ)y = z = (S - θⱼG)u`` is bounded
+        entrywise from the float64 ``z̃`` (read-out, product and rounding errors as in the residuals above), so
+        ``sin∠(y, v) ≤ (lift ‖z‖ + ‖ΔA‖ ‖y‖) / (‖y‖ gap)`` (Davis–Kahan, same shift θⱼ and gap) and
+        ``sin∠(xⱼ, y) ≤ ‖X f‖ / ‖xⱼ‖``; the angles add, and ``‖x̂ - v‖ ≤ φ``.
+        """
+        n = self.n
+        th, tl = pr.theta_hi, pr.theta_lo
+        tj = th[j]
+        S_abs, R_abs = abs_mats
+        rs = pr.S[:, j] - pr.R[:, j] * tj
+        rs[j] = 0.0
+        err_r = 2.0**-50 * (S_abs[:, j] + R_abs[:, j] * abs(tj)) + pr.delta_s + abs(tj) * pr.delta_g
+        err_r[j] = 0.0  # S_jj - θ_j G_jj = 0 for the exact θ_j
+        g = 1.0 + np.diag(pr.R)
+        d = g * ((th - tj) + (tl - tl[j]))
+        # |G_ii(θ_i - θ_j) - d_i|: float64 G_ii and difference, double-double θ (2**-100 covers both θ)
+        d_err = 2.0**-50 * np.abs(d) + 2.0**-99 * (np.abs(th) + abs(tj)) * g
+        d[j] = 0.0  # G_jj(θ_j - θ_j)
+        f = -rs / np.where(np.arange(n) == j, np.inf, d)
+        f_abs = np.abs(f)
+        # off-diagonal part of (S - θ_j G) f, the diagonal entries removed again
+        off = (pr.S @ f - np.diag(pr.S) * f) - tj * (pr.R @ f - np.diag(pr.R) * f)
+        z = rs + d * f + off
+        m_abs = S_abs @ f_abs + abs(tj) * (R_abs @ f_abs)
+        gamma = (n + 8) * 2.0**-52
+        z_err = (err_r + d_err * f_abs + 2.0**-50 * m_abs + (pr.delta_s + abs(tj) * pr.delta_g) * float(np.sum(f_abs))
+                 + gamma * (np.abs(rs) + np.abs(d) * f_abs + 2 * m_abs))
+        z_norm = float(np.linalg.norm(np.abs(z) + z_err)) * _NORM_SAFETY
+        f_norm = float(np.linalg.norm(f)) * _NORM_SAFETY
+        x_f = math.sqrt(1 + omega_g) * f_norm  # ≥ ‖X f‖
+        y_low = math.sqrt(g_min) - x_f
+        if not y_low > 0:
+            return 2.0
+        y_high = math.sqrt(1 + omega_g) * math.sqrt(1 + f_norm**2)
+        res = (lift * z_norm + (self.a_rounding + extra) * y_high) * _NORM_SAFETY
+        s = (x_f / math.sqrt(g_min) + res / (y_low * gap)) * _NORM_SAFETY
+        if not s < 0.5:
+            return 2.0
+        return s * (1 + s * s)  # asin s ≤ s (1 + s²) for s ≤ 1/2
 
     def _wanted(self, pr: _Products) -> np.ndarray:
         """Target absolute accuracy of each eigenvalue (normalised units)."""
@@ -666,6 +832,15 @@ class _Refiner:
         out_prec = max(x_bits, self.a_bits) + 16
         values = np.empty(n, dtype=object)
         bounds = np.empty(n, dtype=object)
+        given_vb, given_vec = vb, vec
+        if self.input_error:
+            # A_true = A + Δ, ‖Δ‖₂ ≤ input_error: Weyl on the values; the vectors see Δ in their residuals and
+            # in the gaps to the widened enclosures
+            vb = (vb + self.input_error) * _NORM_SAFETY
+            gdiag = 1.0 + np.diag(pr.R)
+            vec = self._vector_bounds(pr, order, vb, 1.0 / np.sqrt(gdiag), float(np.min(gdiag)),
+                                      extra=self.input_error)
+        given_bounds = np.empty(n, dtype=object)
         for pos, i in enumerate(order):
             s, g = pr.s_diag[i], pr.g_diag[i]
             # θ = (s 2**s_exp) / (g 2**g_exp) in normalised units
@@ -673,6 +848,8 @@ class _Refiner:
             values[pos] = mpmath.mp.make_mpf(libmp.mpf_shift(tup, pr.s_exp - pr.g_exp + unit_exp))
             # the rounding of the quotient to out_prec bits is covered by the 2**-100 |θ| in the bounds
             bounds[pos] = mpmath.mp.make_mpf(libmp.mpf_shift(libmp.from_float(float(vb[i])), unit_exp))
+            given_bounds[pos] = (bounds[pos] if given_vb is vb else
+                                 mpmath.mp.make_mpf(libmp.mpf_shift(libmp.from_float(float(given_vb[i])), unit_exp)))
         cols = order if self.tier == 2 else order[: self.k]
         Xc, moved = self._orthonormalised(X, pr, cols, x_bits)
         ints, x_exp = Xc.to_integers()
@@ -680,6 +857,7 @@ class _Refiner:
         t_bits = x_bits + 16
         g_cols, g_exp = ozaki.column_dots(Xc, Xc)
         vec_out = np.empty(len(cols))
+        given_vec_out = np.empty(len(cols))
         for c, j in enumerate(cols):
             g = int(g_cols[c])  # ‖x_j‖² = g 2**g_exp, x = ints 2**x_exp with g_exp = 2 x_exp
             root = math.isqrt(g << (2 * t_bits))  # ≈ ‖x_j‖ 2**(-x_exp + t_bits)
@@ -689,7 +867,9 @@ class _Refiner:
             for i in range(n):
                 vectors[i, c] = mpmath.mp.make_mpf(libmp.from_man_exp(sign * col[i], -t_bits))
             # rounding of the normalisation: ≤ (1 + √n) 2**-(t_bits-1) in norm
-            vec_out[c] = float(vec[j]) + float(moved[c]) + (1 + math.sqrt(n)) * 2.0 ** -(t_bits - 1)
+            rounding = float(moved[c]) + (1 + math.sqrt(n)) * 2.0 ** -(t_bits - 1)
+            vec_out[c] = float(vec[j]) + rounding
+            given_vec_out[c] = float(given_vec[j]) + rounding
         clusters = [(s, t) for s, t in groups if t - s > 1]
         return RefinedEigensystem(
             values=values,
@@ -700,6 +880,9 @@ class _Refiner:
             precision_bits_used=bits_used,
             clusters=clusters,
             history=self.history,
+            input_error=mpmath.mp.make_mpf(libmp.mpf_shift(libmp.from_float(self.input_error), unit_exp)),
+            given_value_error_bounds=given_bounds,
+            given_vector_error_bounds=given_vec_out,
         )
 
 
