@@ -11,8 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from precise_kpca.backends.ozaki import FixedMatrix
 from precise_kpca.numerics.eigen_gallery import centered_gaussian_gram, gaussian_data
-from precise_kpca.numerics.eigen_refine import refine_eigensystem
+from precise_kpca.numerics.eigen_refine import input_bits, refine_eigensystem
+from precise_kpca.numerics.quad_gram import scaled_gaussian_gram_words
 
 pytest.importorskip("pytest_benchmark")
 
@@ -35,3 +37,16 @@ def test_refine(benchmark, gram, tier):
 def test_float64_eigh(benchmark, gram):
     Af = np.vectorize(float, otypes=[float])(gram)
     benchmark(np.linalg.eigh, Af)
+
+
+@pytest.mark.parametrize("n", [200, 1000])
+def test_refine_binary128_gram(benchmark, n):
+    # the binary128 Gram as FixedMatrix words (the N = 5404 route), tier 1; its error bound rides along
+    g = scaled_gaussian_gram_words(gaussian_data(n, seed=0), 2**10)
+    A = FixedMatrix.from_words([g.hi, g.lo], bits=input_bits(n, 30))
+    res = benchmark.pedantic(refine_eigensystem, args=(A,), kwargs={"dps": 30, "input_error": g.error_bound},
+                             rounds=1 if n > 200 else 3, iterations=1)
+    norm = abs(res.values[0])
+    assert max(res.given_value_error_bounds) <= norm * 1e-30
+    assert min(res.value_error_bounds) >= g.error_bound
+    benchmark.extra_info["iterations"] = res.iterations

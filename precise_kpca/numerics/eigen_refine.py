@@ -4,7 +4,9 @@ Algorithm (Ogita & Aishima 2018, with the cluster treatment of Ogita & Aishima 2
 
 1. ``X₀``: float64 LAPACK eigenvectors of ``A``, held as an exact fixed-point matrix
    (:class:`precise_kpca.backends.ozaki.FixedMatrix`: float64 digit slices). ``A`` is read from its mpf
-   entries once (:func:`.eigen_fixed.mpf_matrix_to_fixed`) and stays a ``FixedMatrix``.
+   entries once (:func:`.eigen_fixed.mpf_matrix_to_fixed`), or given as a ``FixedMatrix`` (e.g. the
+   binary128 Gram's words through ``FixedMatrix.from_words``, no mpf objects), and stays a ``FixedMatrix``.
+   An ``input_error`` (‖A_true − A‖₂) is added to the returned bounds only: the refinement targets A.
 2. Each iteration forms ``P = AX``, ``S = XᵀP`` and ``G = XᵀX`` by Ozaki-scheme products on float64 BLAS
    (``ozaki.matmul(..., bits=)``: each rounded to the grid the step needs, its rounding recorded in the
    result's ``error_bound``), the Rayleigh quotients ``θᵢ = Sᵢᵢ / Gᵢᵢ`` exactly from the digits (``Gᵢᵢ`` by
@@ -25,15 +27,20 @@ Algorithm (Ogita & Aishima 2018, with the cluster treatment of Ogita & Aishima 2
    products only to ``2**-(53+40)`` of the block just rotated.
 4. Stopping and error bounds use the ``S, G`` of the basis (no extra product), see ``_Refiner._bounds``:
    groups of the vectors not orthogonal to the target (a cluster rotated last) get Ostrowski + Weyl inside
-   the group; across groups the non-orthogonality enters to first order as coupling
+   the group, and the same coupling ``T`` second order inside it (``_group_second_order``: Weyl and Li–Li per
+   member, remainder ``ω‖E‖ + O(ω²)|θ|``: a cluster rotated last, orthogonal only to 2**-53, no longer costs
+   ``2**-53 |θ|``); across groups the non-orthogonality enters to first order as coupling
    ``T = E - (FΘ + ΘF)/2`` and to second order as ``φ² ‖S‖``; Weyl on ‖T‖ and the Li–Li quadratic block
    bound per separated group (coupling² / gap), intersected through sorted interval ends. Tier 1 thus
    stops once couplings are below ``√(target · gap)`` — 2 iterations on the benchmark Grams. Davis–Kahan's
    sin θ theorem bounds each eigenvector (or, for overlapping enclosures, its invariant subspace) by its
-   residual over its gap.
+   residual over its gap; where that misses the target, the residual of one virtual Newton step
+   ``x + X f`` (``_newton_vector_bound``) gives a bound of about ``‖f‖``, the actual error, instead of
+   ``‖r‖ / (smallest gap)``.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -49,8 +56,8 @@ from .eigen_fixed import integers_to_fixed, mpf_matrix_to_fixed, ratio_to_mpf_tu
 LOG2_10 = math.log2(10)
 _START_BITS = 64  # float64 eigenvectors fit in 64-bit fixed point (smaller entries lose only absolute 2**-64)
 _W_GUARD = 24  # fractional bits of the integer correction W beyond the target accuracy
-# A pair is clustered unless its first-order correction |F_ij / gap| is below 2**-16: a larger one would
-# leave an error above the 2**-53 relative accuracy of the float64 rotation of the cluster's block.
+# A pair is clustered unless its first-order correction |F_ij / gap| is below 2**-26: a larger one would
+# leave a second-order error above the 2**-53 relative accuracy of the float64 rotation of the cluster's block.
 _CLUSTER_FACTOR = 2.0**26
 _NORM_SAFETY = 1 + 2.0**-40  # covers float64 rounding in the Frobenius norms of the bounds
 _MAX_ITERATIONS = 40
@@ -189,8 +196,10 @@ def refine_eigensystem(A, *, dps: int, tier: int = 1, k: int | None = None, max_
     del A  # the refiner may round A_read: no second copy of the input's digits
     unit = 2.0 ** -(exp2 + a_bits)
     # the slice GEMMs use the caller's BLAS threads (threadpoolctl / OPENBLAS_NUM_THREADS)
-    return _Refiner(A_read, n, exp2, a_bits, dps, tier, k, max_bits, read_rounding,
-                    float(input_error) * unit * _NORM_SAFETY).run()
+    refiner = _Refiner(A_read, n, exp2, a_bits, dps, tier, k, max_bits, read_rounding,
+                       float(input_error) * unit * _NORM_SAFETY)
+    del A_read  # the refiner holds A rounded to the bits it needs (GBs at N = 5404)
+    return refiner.run()
 
 
 def input_bits(n: int, dps: int, tier: int = 1) -> int | None:
@@ -237,12 +246,14 @@ class _Refiner:
             self.exp2 = exp2 - 1
             a_bits += 1
         read_rounding += self.asym
-        self.A_float = A_read.to_float64()
-        w, V = np.linalg.eigh(self.A_float)
+        A_float = A_read.to_float64()
+        w, V = np.linalg.eigh(A_float)
         order = np.argsort(-w, kind="stable")
         self.V0 = V[:, order]
+        del V
         self.a_norm = float(np.max(np.abs(w)))
-        self.p_top = float(np.max(np.abs(self.A_float @ self.V0)))  # ≈ max |AX| (sets P's grid)
+        self.p_top = float(np.max(np.abs(A_float @ self.V0)))  # ≈ max |AX| (sets P's grid)
+        del A_float
         self.target = 10.0**-dps
         if tier == 1:
             target_bits = math.ceil(dps * LOG2_10)
@@ -294,8 +305,8 @@ class _Refiner:
             p_frac, s_frac, g_frac = a_bits + 16 + log2n, a_bits + 8 + log2n, a_bits + 16 + log2n
         P = _matmul_frac(A, X, p_frac, self.p_top)
         S_fix = _matmul_frac(X.T, P, s_frac, self.a_norm)
+        del P  # before G's product: at N = 5404 each of these is GBs
         G_fix = _matmul_frac(X.T, X, min(2 * x_bits + 8, g_frac), 1.0)
-        del P
         s_diag, s_exp = _diag_integers(S_fix)
         g_diag, g_exp = ozaki.column_dots(X, X)
         g_diag = [int(v) for v in g_diag]
@@ -748,6 +759,7 @@ class _Refiner:
         n = self.n
         x_bits = _START_BITS
         X = _exact(ozaki.FixedMatrix.from_float64(self.V0, bits=x_bits))
+        self.V0 = None
         # tier 1: X's rounding enters eigenvalues quadratically and vectors as 2**-x_bits / gap (gap bits are
         # in a_bits); tier 2 keeps 16 bits beyond A
         log2n = max(1, math.ceil(math.log2(n)))
@@ -775,7 +787,9 @@ class _Refiner:
                                 float(np.max(vec[vec_cols], initial=0.0)) / max(self.target, 1e-300))
                 done = self._done(pr, order, vb, vec)
                 if best is None or done or score < best[0]:
-                    best, stall = (score, X, x_bits, pr, bnd, it, self.labels), 0
+                    # without the fixed-point S, G (GBs at N = 5404): the result needs only their read-outs
+                    slim = dataclasses.replace(pr, S_fix=None, G_fix=None)
+                    best, stall = (score, X, x_bits, slim, bnd, it, self.labels), 0
                 else:
                     stall += 1  # bounds stopped improving: the precision of A is exhausted
                 if done or stall >= 3 or it == _MAX_ITERATIONS:
