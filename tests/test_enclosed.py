@@ -72,10 +72,10 @@ def test_perturbed_eigenvectors_widen_the_interval_but_never_lose_the_truth(monk
 
 
 def test_measure_reports_the_enclosure_method_below_the_structured_range():
-    X = _data()
-    m = measure(X, "eigenvalue", "2**4", digits=12)
+    X = _data()  # no linear eigenvalue stands clear of ‖E‖ up to σ = 2²; from 2³ the top block is λ₁
+    m = measure(X, "eigenvalue", "2**2", digits=12)
     assert m.method.startswith("rigorous enclosure") and m.certified_digits >= 12
-    assert float(m.value) == pytest.approx(float(_reference(X, "eigenvalue", 4)), rel=1e-12)
+    assert float(m.value) == pytest.approx(float(_reference(X, "eigenvalue", 2)), rel=1e-12)
 
 
 @pytest.mark.parametrize("p", [8, 20])

@@ -14,24 +14,48 @@ from precise_kpca.numerics.residual_series import ResidualSeries
 X = np.random.default_rng(0).normal(size=(12, 3)) * np.array([1.0, 2.0, 4.0])
 
 
-def _reference(p: int):
+def _reference(p: int, data=X):
+    """Full eigensystem at 120 digits: (backend, linear values, Gaussian eigenvalues μ, descending)."""
     ref = MPBackend(120)
-    linear = LinearSpectrum(X, ref)
-    mu = ref.internal(eigensystem(scaled_gaussian_gram(X, Fraction(2) ** p, ref, linear)).values)
-    shifts = [mu[i] - linear.values[i] for i in range(linear.rank)]
-    return ref, shifts, mu[linear.rank]
+    linear = LinearSpectrum(data, ref)
+    mu = ref.internal(eigensystem(scaled_gaussian_gram(data, Fraction(2) ** p, ref, linear)).values)
+    return ref, linear.values, mu
+
+
+def _check_against_reference(ps, backend, p, data=X):
+    ref, lam, mu = _reference(p, data)
+    t = ps.rank
+    for i, got in enumerate(ps.shifts):
+        want = mu[i] - lam[i]
+        assert abs(ref.internal(backend.export(got)) - want) <= 64 * backend.eps * abs(want), i
+    assert len(ps.rest_values) == ps.linear.rank - t + 1
+    for j, got in enumerate(ps.rest_values):
+        want = mu[t + j]
+        assert abs(ref.internal(backend.export(got)) - want) <= 64 * backend.eps * abs(want), t + j
 
 
 @pytest.mark.parametrize("p", [4, 12, 40])
 @pytest.mark.parametrize("backend", [Float64Backend(), MPBackend(30)], ids=["float64", "mp30"])
-def test_shifts_and_null_top_have_full_relative_accuracy(backend, p):
-    ref, shifts, null_top = _reference(p)
+def test_shifts_and_rest_values_have_full_relative_accuracy(backend, p):
     E = double_center(gaussian_residual(X, f"2**{p}", backend=backend)).deviation
     ps = PerturbedSpectrum(LinearSpectrum(X, MPBackend(90)), E, backend, k=2)
-    assert ps.applicable
-    for got, want in zip(ps.shifts, shifts):
-        assert abs(ref.internal(backend.export(got)) - want) <= 64 * backend.eps * abs(want)
-    assert abs(ref.internal(backend.export(ps.null_top)) - null_top) <= 64 * backend.eps * abs(null_top)
+    assert ps.applicable and ps.rank == 3
+    _check_against_reference(ps, backend, p)
+
+
+# the third attribute nearly a combination of the others: λ_3/λ_1 ~ 1e-14, E-sized long before σ = 2^40
+NEAR_COLLINEAR = np.column_stack([X[:, 0], X[:, 1], X[:, 0] + 2 * X[:, 1] + 1e-6 * X[:, 2]])
+
+
+@pytest.mark.parametrize("p", [6, 12])
+@pytest.mark.parametrize("backend", [Float64Backend(), MPBackend(30)], ids=["float64", "mp30"])
+def test_small_linear_eigenvalues_join_the_rest_block(backend, p):
+    """λ_3 below ‖E‖: the top block is λ_1, λ_2 and the rest block pairs λ_3 and a zero with A's 3rd and 4th
+    eigenvalues; all to full relative accuracy against the full eigensystem."""
+    E = double_center(gaussian_residual(NEAR_COLLINEAR, f"2**{p}", backend=backend)).deviation
+    ps = PerturbedSpectrum(LinearSpectrum(NEAR_COLLINEAR, MPBackend(90)), E, backend, k=2)
+    assert ps.applicable and ps.rank == 2 and len(ps.rest_lam) == 1
+    _check_against_reference(ps, backend, p, NEAR_COLLINEAR)
 
 
 def test_not_applicable_when_the_perturbation_is_large():
@@ -58,3 +82,20 @@ def test_series_operator_equals_the_dense_residual(p):
 def test_series_refuses_small_bandwidths():
     with pytest.raises(ValueError, match="the series does not apply"):
         ResidualSeries(X, MPBackend(30)).operator(Fraction(1, 4))
+
+
+@pytest.mark.parametrize("name", ["eigenvalue", "eigenprojection", "pc"])
+def test_measures_with_a_split_linear_spectrum_match_a_full_eigensolver(name):
+    """The structured path with λ_3 in the rest block (it applies at σ = 2^12 only because of the split) against
+    a full eigensystem at twice the digits: the certified digits hold."""
+    from precise_kpca.measures.certified import evaluate, measure
+    from precise_kpca.measures.measurement import agreeing_digits
+
+    sigma = Fraction(2) ** 12
+    _, _, path = evaluate(NEAR_COLLINEAR, name, sigma, Float64Backend(), k=2)
+    assert path == "structured"
+    m = measure(NEAR_COLLINEAR, name, sigma, k=2, digits=10)
+    assert m.certified_digits >= 10, m.method
+    ref = MPBackend(2 * m.dps + 20)
+    want, _, _ = evaluate(NEAR_COLLINEAR, name, sigma, ref, k=2, eigensolver_only=True)
+    assert agreeing_digits(m.value, ref.export(want)) >= m.certified_digits

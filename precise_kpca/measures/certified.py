@@ -76,7 +76,7 @@ def evaluate(X: np.ndarray, name: str, sigma: Fraction, backend: Backend, *, k=1
         at_zero = _eigen_distance_at_zero(X, backend, k, tau, aggregate)
     if not backend.naive and not eigensolver_only:
         ps = structured.perturbed_spectrum(X, sigma, backend, k, median)
-        if ps.applicable:
+        if structured.covers(ps, name, k, tau):
             if name == "eigenvalue":
                 return structured.eigenvalue_difference(ps), at_zero, "structured"
             if name == "pc":
@@ -231,7 +231,7 @@ def _auto(X, name, sigma, digits, options, k_field, start) -> Measurement:
     """Structured path where it applies (float64 E, certified by an mp twin); else a full eigensolver at the
     precision the predicted cancellation needs."""
     float64 = Float64Backend()
-    if name in ENCLOSED_MEASURES and not _structured_applies(X, sigma, options):
+    if name in ENCLOSED_MEASURES and not _structured_applies(X, name, sigma, options):
         result = _enclosed(X, name, sigma, digits, options, k_field, start)
         if result.certified_digits >= digits or X.shape[0] > TWIN_MAX_N:
             return result
@@ -255,9 +255,10 @@ def _auto(X, name, sigma, digits, options, k_field, start) -> Measurement:
     return _by_agreement(X, name, sigma, first, second, digits, options, k_field, start, escalate=True)
 
 
-def _structured_applies(X, sigma, options) -> bool:
+def _structured_applies(X, name, sigma, options) -> bool:
     try:
-        return structured.perturbed_spectrum(X, sigma, Float64Backend(), options["k"], options["median"]).applicable
+        ps = structured.perturbed_spectrum(X, sigma, Float64Backend(), options["k"], options["median"])
+        return structured.covers(ps, name, options["k"], options["tau"])
     except (ArithmeticError, ValueError):
         return False
 

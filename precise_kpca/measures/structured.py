@@ -89,9 +89,23 @@ def _series_cached(data: bytes, shape: tuple, dps: int, median: str) -> Residual
     return ResidualSeries(np.frombuffer(data, dtype=np.float64).reshape(shape), MPBackend(dps), median)
 
 
+def covers(ps: PerturbedSpectrum, name: str, k: int, tau: float) -> bool:
+    """Whether ``ps`` gives measure ``name`` at rank k: it applies and, for eigenvectors, Algorithm 1's groups
+    of the top k lie inside the computed top block."""
+    if not ps.applicable:
+        return False
+    if name == "eigenvalue":
+        return True
+    if k > len(ps.coords):
+        return False
+    return name == "pc" or max(stop for _, stop in linear_groups(ps.lam, k, tau)) <= len(ps.coords)
+
+
 def eigenvalue_difference(ps: PerturbedSpectrum):
-    """‖σ_X² λ_G − λ_L‖_∞ / ‖λ_L‖_∞: the top shifts and the top null-block eigenvalue (paired with a 0)."""
-    largest = max(max(abs(d) for d in ps.shifts), abs(ps.null_top))
+    """‖σ_X² λ_G − λ_L‖_∞ / ‖λ_L‖_∞: the top shifts, and the rest block's largest eigenvalues against the rest
+    of the linear ones and a zero (every smaller eigenvalue of A is paired with a zero and is smaller still)."""
+    paired = zip(ps.rest_values, ps.rest_lam + [ps.backend.scalar(0)])
+    largest = max(max(abs(d) for d in ps.shifts), max((abs(v - lam) for v, lam in paired), default=0))
     return largest / ps.lam[0]
 
 

@@ -6,20 +6,23 @@ loses log10(‖L‖/‖E‖) digits to cancellation. Here the linear part is exa
 :class:`~precise_kpca.numerics.linear_spectrum.LinearSpectrum`, at a precision that covers that loss) and only
 E-sized quantities are ever formed, so E may be held in float64 without losing relative accuracy.
 
-In the basis [W, P₀] (W: linear eigenvectors, P₀ = I − WWᵀ the projector on null(L)):
+The linear eigenvalues are split into a *top* block λ_1 … λ_t that stands clear of ‖E‖ (gaps and λ_t above
+‖E‖/C) and the *rest* λ_{t+1} … λ_r, which are E-sized or smaller (nearly collinear attributes make
+λ_r/λ_1 ~ 1e-12 on several of the paper's data sets). With W the top linear eigenvectors, W_s the rest and
+P₀ = I − WWᵀ:
 
-    A ≅ [[Λ + F, Yᵀ], [Y, S₀]],   F = WᵀEW,  Y = P₀EW,  S₀ = P₀EP₀.
+    A ≅ [[Λ + F, Yᵀ], [Y, S₀]],   F = WᵀEW,  Y = P₀EW,  S₀ = P₀EP₀ + W_s Λ_s W_sᵀ.
 
-* Top eigenpairs (i < r): with the resolvent expanded as (μ − S₀)⁻¹ = Σₙ S₀ⁿ/μⁿ⁺¹ (‖S₀‖ < μ), the
+* Top eigenpairs (i < t): with the resolvent expanded as (μ − S₀)⁻¹ = Σₙ S₀ⁿ/μⁿ⁺¹ (‖S₀‖ < μ), the
   eigenvalue μ_i = λ_i + δ_i solves (Λ + P(μ)) x = μ x with P(μ) = F + Σₙ μ^{−n−1} Yᵀ S₀ⁿ Y; δ_i and the
   components x_j (j ≠ i, x_i = 1) come from a fixed point that only divides E-sized numbers by gaps
   λ_i − λ_j. The eigenvector is v_i = W x + z, z = Σₙ μ^{−n−1} S₀ⁿ Y x, orthogonal to W.
-* Null-block eigenvalues ν solve ν ∈ eig(S₀ − Y(Λ + F − ν)⁻¹Yᵀ); only the largest is needed (Eq. 18's
-  ∞-norm pairs it with a zero linear eigenvalue). float64 uses a Lanczos solver; mp refines float64 Ritz
-  vectors by block subspace iteration and Rayleigh–Ritz in mp.
+* Rest-block eigenvalues ν solve ν ∈ eig(S₀ − Y(Λ + F − ν)⁻¹Yᵀ); the largest r − t + 1 are needed (Eq. 18's
+  ∞-norm pairs them with λ_{t+1} … λ_r and a zero). A Lanczos basis of the Schur complement (float64; refined
+  by one block Krylov step in mp) reduces each fixed point in ν to small Rayleigh–Ritz problems.
 
-The method applies when ‖E‖ is well below the smallest nonzero linear eigenvalue and the gaps between the top
-ones (:attr:`PerturbedSpectrum.applicable`); otherwise callers fall back to a full eigensolver.
+The method applies when such a split exists (:attr:`PerturbedSpectrum.applicable`) and, for eigenvectors, when
+they lie in the top block; otherwise callers fall back to a full eigensolver.
 """
 from __future__ import annotations
 
@@ -32,12 +35,11 @@ import scipy.sparse.linalg
 from ..backends import Backend, Float64Backend
 from .linear_spectrum import LinearSpectrum
 
-# ‖E‖_F must stay below this fraction of λ_r and of the top gaps: the Neumann series and the fixed point then
-# contract by at least 4× per step.
+# ‖E‖_F (plus λ_{t+1}) must stay below this fraction of λ_t and ‖E‖_F below it of the top gaps: the Neumann
+# series and the fixed points then contract by at least 4× per step.
 _CONTRACTION = 0.25
 _MAX_FIXED_POINT_STEPS = 200
-_NULL_RITZ_BLOCK = 4
-_NULL_FIXED_POINT_STEPS = 4
+_REST_RITZ_EXTRA = 3  # Lanczos vectors beyond the rest eigenvalues needed: keeps the wanted ones converged
 
 
 class PerturbedSpectrum:
@@ -54,30 +56,32 @@ class PerturbedSpectrum:
     backend : Backend
         Arithmetic of E and of every E-sized quantity computed here.
     k : int
-        Number of top eigenvectors wanted.
+        Number of top eigenvectors wanted (those inside the top block are computed).
 
     Attributes
     ----------
     applicable : bool
-        False when ‖E‖ is too large for the expansion; then nothing else is computed.
+        False when no linear eigenvalue stands clear of ‖E‖; then nothing else is computed.
+    rank : int
+        Size t of the top block (≤ the linear rank r).
+    lam, rest_lam : list
+        Linear eigenvalues of the top block (t) and of the rest (r − t), backend scalars.
     shifts : list
-        δ_i = μ_i − λ_i for the r nonzero linear eigenvalues (backend scalars).
-    null_top : scalar
-        Largest eigenvalue of the null block (pairs with a zero linear eigenvalue).
+        δ_i = μ_i − λ_i for the top block.
+    rest_values : list
+        The largest r − t + 1 eigenvalues of the rest block (at most n − t − 1), descending (paired with
+        ``rest_lam`` and a zero).
     coords : list of (x, z)
-        For i < k: v_i = W x + z with x_i = 1 (x: r-vector, z: N-vector orthogonal to W).
+        For i < min(k, t): v_i = W x + z with x_i = 1 (x: t-vector, z: N-vector orthogonal to W).
     """
 
     def __init__(self, linear: LinearSpectrum, E: np.ndarray, backend: Backend, k: int):
         b = self.backend = backend
         self.linear = linear
         lb = linear.backend
-        r = self.rank = linear.rank
+        r = linear.rank
         if not 1 <= k <= r:
             raise ValueError(f"k={k} must be between 1 and the rank {r} of the centered linear Gram")
-        self.W = _convert(lb, b, linear.vectors)
-        self.lam = [_convert_scalar(lb, b, v) for v in linear.values[:r]]
-        self.gap = [[_convert_scalar(lb, b, linear.values[i] - linear.values[j]) for j in range(r)] for i in range(r)]
         if isinstance(E, np.ndarray):
             self.E_op, self.n = b.operator(E), E.shape[0]
             e_norm = _to_float(b, b.sqrt((E * E).sum()))
@@ -86,20 +90,25 @@ class PerturbedSpectrum:
             self.E_op, self.n = E, E.shape[0]
             e_norm = E.frobenius
             self._E_float64 = E.to_float64
-        smallest_gap = min((abs(_to_float(b, self.gap[i][j])) for i in range(r) for j in range(r) if i != j),
-                           default=math.inf)
-        lam_r = _to_float(b, self.lam[-1])
-        self.applicable = e_norm <= _CONTRACTION * min(lam_r, smallest_gap)
+        floats = [lb.to_float(v) for v in linear.values[:r]]
+        t = self.rank = _top_block_size(floats, e_norm)
+        self.applicable = t > 0
         if not self.applicable:
             return
+        self.W = _convert(lb, b, linear.vectors[:, :t])
+        self.lam = [_convert_scalar(lb, b, v) for v in linear.values[:t]]
+        self.rest_lam = [_convert_scalar(lb, b, v) for v in linear.values[t:r]]
+        self.gap = [[_convert_scalar(lb, b, linear.values[i] - linear.values[j]) for j in range(t)] for i in range(t)]
         self._W_ops = (b.operator(self.W), b.operator(self.W.T))
+        rest_vectors = _convert(lb, b, linear.vectors[:, t:r])
+        self._rest_ops = (b.operator(rest_vectors), b.operator(rest_vectors.T), np.array(self.rest_lam, dtype=b.dtype))
         EW = self.E_op.dot(self.W)
         F = self._W_ops[1].dot(EW)
         self.F = (F + F.T) / 2
         self.Y = EW - self._W_ops[0].dot(self.F)
-        # Neumann terms: (‖S₀‖/μ)^(n+1) ≤ (e_norm/λ_r)^(n+1) below the working eps.
-        ratio = max(e_norm / lam_r, 2.0**-1000)
-        terms = max(1, math.ceil(math.log(b.eps / 16) / math.log(ratio)))
+        # Neumann terms: (‖S₀‖/μ)^(n+1) ≤ ((‖E‖ + λ_{t+1})/λ_t)^(n+1) below the working eps.
+        self._s0_norm = e_norm + (floats[t] if t < r else 0.0)  # ≥ ‖S₀‖₂
+        terms = _neumann_terms(self._s0_norm / floats[t - 1], b.eps)
         # Mₙ = Yᵀ S₀ⁿ Y = K_aᵀ K_b for any a + b = n (S₀ symmetric): Krylov blocks K_a = S₀ᵃ Y to half the depth.
         krylov = [self.Y]
         for _ in range(terms // 2):
@@ -108,11 +117,13 @@ class PerturbedSpectrum:
         self.moments = [(M + M.T) / 2 for M in moments]
         deltas, xs = self._top_pairs()
         self.shifts = list(deltas)
+        k = min(k, t)
         z = self._null_component(deltas[:k], xs[:, :k])
         self.coords = [(xs[:, i].copy(), z[:, i].copy()) for i in range(k)]
-        self.null_top = self._null_top()
-        if not self.null_top < self.lam[-1] + self.shifts[-1]:
-            self.applicable = False  # a null-block eigenvalue overtook λ_r: Eq. 18's pairing changes
+        # S(ν) acts on n − t − 1 dimensions; A's eigenvalues beyond (rank ≤ n − 1) are exact zeros
+        self.rest_values = self._rest_values(min(r - t + 1, self.n - t - 1))
+        if self.rest_values and not self.rest_values[0] < self.lam[-1] + self.shifts[-1]:
+            self.applicable = False  # a rest-block eigenvalue overtook λ_t: Eq. 18's pairing changes
 
     # --- the top block --------------------------------------------------------------------------------
     def _project_null(self, V: np.ndarray) -> np.ndarray:
@@ -120,8 +131,12 @@ class PerturbedSpectrum:
         return V - W.dot(WT.dot(V))
 
     def _null_apply(self, V: np.ndarray) -> np.ndarray:
-        """S₀ V = P₀ E P₀ V."""
-        return self._project_null(self.E_op.dot(self._project_null(V)))
+        """S₀ V = P₀ E P₀ V + W_s Λ_s W_sᵀ V."""
+        out = self._project_null(self.E_op.dot(self._project_null(V)))
+        W_s, W_sT, lam_s = self._rest_ops
+        if len(lam_s):
+            out = out + W_s.dot(W_sT.dot(V) * lam_s.reshape((-1,) + (1,) * (V.ndim - 1)))
+        return out
 
     def _resolvent_weights(self, deltas: np.ndarray) -> list:
         """μ_i^{−n−1} for n < len(moments), μ_i = λ_i + δ_i: one row per Neumann term."""
@@ -136,7 +151,9 @@ class PerturbedSpectrum:
         inverse = 1 / (np.array(self.lam[:len(deltas)], dtype=self.backend.dtype) + deltas)
         start = self.backend.matmul(self.Y, xs)
         z = start
-        for _ in range(len(self.moments) - 1):
+        # the series converges at ‖S₀‖/μ_k, faster than the moments' ‖S₀‖/μ_t
+        smallest = min(_to_float(self.backend, mu) for mu in 1 / inverse)
+        for _ in range(min(len(self.moments), _neumann_terms(self._s0_norm / smallest, self.backend.eps)) - 1):
             z = start + self._null_apply(z) * inverse[None, :]
         return z * inverse[None, :]
 
@@ -180,7 +197,7 @@ class PerturbedSpectrum:
         raise ArithmeticError(f"eigenvalues {moving}: the perturbation fixed point did not settle in "
                               f"{_MAX_FIXED_POINT_STEPS} steps (‖E‖ close to a linear eigenvalue gap?)")
 
-    # --- the null block -------------------------------------------------------------------------------
+    # --- the rest block -------------------------------------------------------------------------------
     def _schur_apply(self, V: np.ndarray, coupling_inverse: np.ndarray) -> np.ndarray:
         """(S₀ − Y(Λ + F − ν)⁻¹Yᵀ) V, with (Λ + F − ν)⁻¹ given."""
         b = self.backend
@@ -192,71 +209,116 @@ class PerturbedSpectrum:
             shifted[j, j] = shifted[j, j] + self.lam[j] - nu
         return _inverse(self.backend, shifted)
 
-    def _null_top(self):
-        """Largest ν with ν ∈ eig(S(ν)): a fixed point in ν (S depends on ν only through an O(‖E‖²/λ_r²)
-        term, so two steps settle it), each step a Ritz value."""
+    def _rest_values(self, count: int) -> list:
+        """The largest ``count`` ν with ν ∈ eig(S(ν)), S(ν) = S₀ − Y(Λ + F − ν)⁻¹Yᵀ, descending.
+
+        S depends on ν only through an O(‖E‖²/λ_t²)-sized term (and θ_j(S(ν)) decreases in ν), so the fixed
+        point ν_j = θ_j(S(ν_j)) contracts fast. float64: converged Lanczos at each step. mp: from the float64
+        fixed point and its Lanczos basis B (accurate to ~eps₆₄, so Ritz values to ~eps₆₄²), the fixed point of
+        the Rayleigh quotient H(ν) = BᵀS₀B − Σₙ νⁿ Zᵀ(Λ + F)^{−n−1} Z, Z = YᵀB (ν is E-sized, Λ + F is not).
+        """
         b = self.backend
         if isinstance(b, Float64Backend):
-            nu = 0.0
-            for _ in range(_NULL_FIXED_POINT_STEPS):
-                nu = self._ritz_float64(nu)
-            return nu
-        nu = b.scalar(self._float64_twin_top())
-        for _ in range(2):
-            nu = self._ritz_mp(nu)
-        return nu
+            return [nu for nu, _ in self._rest_pairs_float64(count)]
+        inverse = self._coupling_inverse(b.scalar(0))
+        values = []
+        for j, (estimate, twin_basis) in enumerate(self._float64_twin()._rest_pairs_float64(count)):
+            V = self._project_null(b.internal(twin_basis))
+            gram_values, gram_vectors = b.eigh(b.matmul(V.T, V))
+            # Lanczos directions the projection (nearly) annihilated carry no information: keep the rest.
+            keep = [i for i, g in enumerate(gram_values) if g > len(gram_values) * 16 * b.eps * gram_values[0]]
+            basis = b.matmul(V, gram_vectors[:, keep] / b.sqrt(gram_values[keep])[None, :])
+            T0 = b.matmul(basis.T, self._null_apply(basis))
+            T0 = (T0 + T0.T) / 2
+            Z = b.matmul(self.Y.T, basis)
+            # terms until (|ν|·‖(Λ + F)⁻¹‖)ⁿ < eps/16, with ‖(Λ + F)⁻¹‖ ≤ 1/((1 − C)λ_t)
+            ratio = min(2 * abs(estimate) / ((1 - _CONTRACTION) * _to_float(b, self.lam[-1])), 0.5)
+            corrections, Q = [], inverse.dot(Z)
+            for _ in range(_neumann_terms(ratio, b.eps)):
+                corrections.append(Z.T.dot(Q))
+                Q = inverse.dot(Q)
 
-    def _ritz_float64(self, nu) -> float:
+            def theta(nu):
+                H = T0 - sum(C * nu**n for n, C in enumerate(corrections))
+                return b.eigh((H + H.T) / 2)[0][j]
+
+            values.append(_fixed_point(theta, b.scalar(estimate), b.eps, f"rest-block eigenvalue {j}"))
+        return values
+
+    def _rest_pairs_float64(self, count: int) -> list:
+        """(ν_j, Lanczos basis of S(ν_j)'s top count + a few eigenvectors), j < count: float64 only."""
+        m = count + _REST_RITZ_EXTRA
+        values, vectors = self._lanczos(0.0, m, None)
+        pairs = []
+        for j in range(count):
+            basis = vectors
+
+            def theta(nu):
+                nonlocal basis
+                new_values, basis = self._lanczos(nu, m, basis[:, j])
+                return new_values[j]
+
+            nu = _fixed_point(theta, values[j], self.backend.eps, f"rest-block eigenvalue {j}")
+            pairs.append((nu, basis))
+        return pairs
+
+    def _lanczos(self, nu: float, m: int, v0) -> tuple[np.ndarray, np.ndarray]:
+        """Top m eigenpairs of S(ν) (float64), descending; dense when the problem is too small for Lanczos."""
         n = self.n
-        count = min(_NULL_RITZ_BLOCK, n - self.rank - 1)
-        if count < 1:
-            return 0.0
         inverse = self._coupling_inverse(nu)
+        if m >= n - self.rank - 1:  # S(ν) acts on an (n − t − 1)-dimensional space (E and W kill 1)
+            values, vectors = scipy.linalg.eigh(self._schur_apply(np.eye(n), inverse))
+            m = min(m, n - self.rank - 1)
+            return values[::-1][:m], self._project_null(vectors[:, ::-1][:, :m])
         op = scipy.sparse.linalg.LinearOperator(
             (n, n), matvec=lambda v: self._schur_apply(v.reshape(n, 1), inverse).ravel(), dtype=float)
-        start = getattr(self, "_ritz_start", None)
-        v0 = start[:, 0] if start is not None else np.ones(n) / math.sqrt(n) + 1e-3 * np.arange(n) / n
-        values, vectors = scipy.sparse.linalg.eigsh(op, k=count, which="LA", tol=0, v0=v0)
-        self._ritz_start = vectors
-        return float(values.max())
+        if v0 is None:
+            v0 = np.ones(n) / math.sqrt(n) + 1e-3 * np.arange(n) / n
+        values, vectors = scipy.sparse.linalg.eigsh(op, k=m, which="LA", tol=0, v0=v0)
+        order = np.argsort(values)[::-1]
+        return values[order], self._project_null(vectors[:, order])
 
-    def _ritz_mp(self, nu):
-        """One block subspace-iteration step from the current Ritz vectors, then Rayleigh–Ritz in mp.
-
-        The float64 Ritz vectors are accurate to ~1e-16; a Ritz value's error is quadratic in that, and each
-        step multiplies it by the (small) ratio of the block's next eigenvalue to its top one."""
-        b = self.backend
-        inverse = self._coupling_inverse(nu)
-        V = self._project_null(b.internal(self._ritz_start))
-        AV = self._schur_apply(V, inverse)
-        V = self._project_null(AV)
-        AV = self._schur_apply(V, inverse)
-        gram = V.T.dot(V)
-        values, vectors = b.eigh((gram + gram.T) / 2)
-        # Directions the iteration has (nearly) annihilated carry no information: keep the rest.
-        keep = [j for j, g in enumerate(values) if g > len(values) * 16 * b.eps * values[0]]
-        half = vectors[:, keep] / b.sqrt(values[keep])[None, :]  # gram^{-1/2} on the kept span
-        H = half.T.dot(V.T.dot(AV)).dot(half)
-        ritz_values, ritz_vectors = b.eigh((H + H.T) / 2)
-        self._ritz_start = V.dot(half.dot(ritz_vectors))
-        return ritz_values[0]
-
-    def _float64_twin_top(self) -> float:
-        """The float64 fixed point of the null block, whose Ritz vectors start the mp iteration."""
-        b = self.backend
-        f = Float64Backend()
+    def _float64_twin(self) -> "PerturbedSpectrum":
+        """This spectrum's rest block in float64 (same W, F, Y, E rounded): start values and bases for mp."""
+        b, f = self.backend, Float64Backend()
         twin = PerturbedSpectrum.__new__(PerturbedSpectrum)
-        twin.backend, twin.rank = f, self.rank
+        twin.backend, twin.rank, twin.n = f, self.rank, self.n
         twin.W = _convert(b, f, self.W)
         twin._W_ops = (twin.W, twin.W.T)
+        rest = _convert(self.linear.backend, f, self.linear.vectors[:, self.rank:self.linear.rank])
+        twin._rest_ops = (rest, rest.T, np.array([b.to_float(v) for v in self.rest_lam], dtype=float))
         twin.E_op = self._E_float64()
-        twin.n = self.n
         twin.F = _convert(b, f, self.F)
         twin.Y = _convert(b, f, self.Y)
         twin.lam = [b.to_float(v) for v in self.lam]
-        nu = twin._null_top()
-        self._ritz_start = twin._ritz_start
-        return nu
+        return twin
+
+
+def _neumann_terms(ratio: float, eps: float) -> int:
+    """Terms of a series whose n-th term is ≤ ratioⁿ (ratio < 1) until that is below eps/16."""
+    return max(1, math.ceil(math.log(eps / 16) / math.log(max(ratio, 2.0**-1000))))
+
+
+def _fixed_point(step, start, eps: float, what: str):
+    """Iterate x ← step(x) from ``start`` until two iterates agree to 4 eps relative."""
+    x = start
+    for _ in range(_MAX_FIXED_POINT_STEPS):
+        new = step(x)
+        if abs(new - x) <= 4 * eps * abs(new):
+            return new
+        x = new
+    raise ArithmeticError(f"{what}: the fixed point did not settle in {_MAX_FIXED_POINT_STEPS} steps")
+
+
+def _top_block_size(lam: list, e_norm: float) -> int:
+    """Largest t with λ_{t+1} + ‖E‖ ≤ C·λ_t and ‖E‖ ≤ C·(λ_i − λ_{i+1}) for i < t (λ descending, λ_{r+1} = 0);
+    0 if there is none."""
+    padded = list(lam) + [0.0]
+    clear = [e_norm <= _CONTRACTION * (padded[i] - padded[i + 1]) for i in range(len(lam))]
+    for t in range(len(lam), 0, -1):
+        if padded[t] + e_norm <= _CONTRACTION * padded[t - 1] and all(clear[:t - 1]):
+            return t
+    return 0
 
 
 def _inverse(b: Backend, A: np.ndarray) -> np.ndarray:
