@@ -25,6 +25,22 @@ def _record(value: float) -> dict:
     }
 
 
+def test_existing_can_skip_points_that_failed_to_certify(tmp_path):
+    """Retrying failures: a point that certified fewer digits than its key asked counts as missing; points of a
+    backend that never certifies (the float64-naive overlay) still count."""
+    with ResultsStore(tmp_path / "r.sqlite") as store:
+        h = store.register_data(np.eye(3), "eye")
+        good, short, naive = (PointKey(h, "metric", NO_K, "1/16", backend, 10)
+                              for backend in ("auto", "mp", "float64-naive"))
+        store.put(good, _record(0.5))  # 12 digits ≥ 10
+        store.put(short, dict(_record(0.5), certified_digits=9))
+        store.put(naive, dict(_record(0.5), certified_digits=0))
+        keys = [good, short, naive]
+        assert store.existing(keys) == {good, short, naive}
+        assert store.existing(keys, certified_only=True, uncertified_backends=("float64-naive",)) == {good, naive}
+        assert store.existing(keys, certified_only=True) == {good}
+
+
 def test_data_hash_covers_shape_and_bytes():
     X = np.arange(12.0).reshape(4, 3)
     assert data_hash(X) == data_hash(X.copy(order="F"))  # same values, layout does not matter

@@ -33,6 +33,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="results database (default: $PRECISE_KPCA_STORE, else the user cache)")
     parser.add_argument("--data-dir", metavar="DIR", help="data directory (default: $PRECISE_KPCA_DATA, then the "
                                                           "user cache)")
+    parser.add_argument("--retry-uncertified", action="store_true",
+                        help="recompute stored points that certified fewer digits than requested")
     parser.add_argument("--progress", choices=tuple(PROGRESS), default="auto",
                         help="progress bar on stderr: auto (when a terminal), always, never")
     return parser
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     result = reproduce(names, out_dir=args.out, log2_sigmas=grid, ks=ks, digits=args.digits, max_rows=args.max_rows,
                        seed=args.seed, data_dir=args.data_dir, store=args.store, executor=args.executor,
-                       progress=PROGRESS[args.progress])
+                       progress=PROGRESS[args.progress], retry_uncertified=args.retry_uncertified)
     stats, table2 = result.stats, result.table2
     print(f"Table I: {int(result.table1['match'].sum())}/{len(result.table1)} data sets match the paper")
     if not table2.empty:

@@ -64,7 +64,8 @@ class ReproduceResult:
 
 
 def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3, 4, 5), digits=8, max_rows=None,
-              seed=0, data_dir=None, store=None, executor=None, progress=True) -> ReproduceResult:
+              seed=0, data_dir=None, store=None, executor=None, progress=True,
+              retry_uncertified=False) -> ReproduceResult:
     """Run the study and write the report directory.
 
     Parameters
@@ -87,6 +88,8 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
     executor : str, Executor or None
         ``"local"`` (default), ``"serial"`` or ``"dask://HOST:PORT"``.
     progress : bool or "always"
+    retry_uncertified : bool
+        Recompute stored points that certified fewer digits than requested.
 
     Returns
     -------
@@ -100,7 +103,7 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
     plan = StudyPlan(tuple(sorted(set(int(p) for p in log2_sigmas))), tuple(sorted(set(ks))), int(digits))
     db = store if isinstance(store, ResultsStore) else ResultsStore(store)
     try:
-        stats = run_study(data, plan, db, executor=executor, progress=progress)
+        stats = run_study(data, plan, db, executor=executor, progress=progress, retry_uncertified=retry_uncertified)
         curves = collect_curves(data, plan, db)
     finally:
         if db is not store:

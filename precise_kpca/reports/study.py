@@ -188,7 +188,7 @@ class RunStats:
 
 
 def run_study(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore, *, executor=None,
-              progress: bool | str = True) -> RunStats:
+              progress: bool | str = True, retry_uncertified: bool = False) -> RunStats:
     """Compute every missing point of the study in one sweep over all data sets and store each as it completes.
 
     Parameters
@@ -200,6 +200,8 @@ def run_study(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore, 
         See :func:`precise_kpca.studies.get_executor` (None: local process pool).
     progress : bool or "always"
         Progress bar with ETA on stderr (True: when stderr is a terminal).
+    retry_uncertified : bool
+        Recompute stored points that certified fewer digits than requested (e.g. after a better method landed).
 
     Returns
     -------
@@ -209,7 +211,8 @@ def run_study(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore, 
 
     keys = {name: store.register_data(item.X, name) for name, item in data.items()}
     tasks = plan_tasks(data, plan, keys)
-    done = store.existing(task.key for _, task in tasks)
+    done = store.existing((task.key for _, task in tasks), certified_only=retry_uncertified,
+                          uncertified_backends=(NAIVE_BACKEND,))
     pending = [t for t in tasks if t[1].key not in done]
     bundles = bundle_tasks(pending, {name: item.X.shape[0] for name, item in data.items()})
     runner = get_executor(executor)

@@ -130,15 +130,21 @@ class ResultsStore:
             self._db.execute("INSERT OR REPLACE INTO data VALUES (?, ?, ?, ?)", (key, name, *X.shape))
         return key
 
-    def existing(self, keys) -> set[PointKey]:
-        """The subset of ``keys`` already stored."""
+    def existing(self, keys, *, certified_only: bool = False, uncertified_backends=()) -> set[PointKey]:
+        """The subset of ``keys`` already stored.
+
+        With ``certified_only``, a point counts only if it certified the digits its key requested (points of
+        ``uncertified_backends``, which never certify, always count): rerunning then retries the failures.
+        """
         found = set()
+        query = ("SELECT 1 FROM points WHERE data_hash=? AND measure=? AND k=? AND sigma=? AND requested_backend=? "
+                 "AND digits=?")
         for key in keys:
-            row = self._db.execute(
-                "SELECT 1 FROM points WHERE data_hash=? AND measure=? AND k=? AND sigma=? AND requested_backend=? "
-                "AND digits=?",
-                tuple(key.__dict__.values()),
-            ).fetchone()
+            if certified_only and key.requested_backend not in uncertified_backends:
+                row = self._db.execute(query + " AND certified_digits >= digits", tuple(key.__dict__.values()))
+            else:
+                row = self._db.execute(query, tuple(key.__dict__.values()))
+            row = row.fetchone()
             if row:
                 found.add(key)
         return found
