@@ -300,13 +300,15 @@ def _neumann_terms(ratio: float, eps: float) -> int:
 
 
 def _fixed_point(step, start, eps: float, what: str):
-    """Iterate x ← step(x) from ``start`` until two iterates agree to 4 eps relative."""
-    x = start
+    """Iterate x ← step(x) (a contraction) from ``start`` until two iterates agree to 4 eps relative, or until the
+    steps stop shrinking: then they are rounding noise of ``step`` itself (e.g. a Lanczos solve)."""
+    x, last = start, math.inf
     for _ in range(_MAX_FIXED_POINT_STEPS):
         new = step(x)
-        if abs(new - x) <= 4 * eps * abs(new):
+        change = abs(new - x)
+        if change <= 4 * eps * abs(new) or change >= last:
             return new
-        x = new
+        x, last = new, change
     raise ArithmeticError(f"{what}: the fixed point did not settle in {_MAX_FIXED_POINT_STEPS} steps")
 
 
