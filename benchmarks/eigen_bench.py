@@ -249,6 +249,11 @@ def main() -> None:
                 d = "- [no reference]"
             d += f"; bounds {bound_digits(res, tier, noise)}"
             row(f"refine tier {tier} ({res.iterations} it, {res.precision_bits_used} b)", n, tier, t, d)
+            if n > 1000:  # per iteration: bits of A / X and how far the bounds were from their targets
+                print("  iterations: " + "; ".join(
+                    f"A {h['a_bits']} b, X {h['x_bits']} b, bounds/target "
+                    + ("-" if h["bounds_over_target"] is None else f"{h['bounds_over_target']:.2g}")
+                    for h in res.history), flush=True)
 
 
 if __name__ == "__main__":

@@ -88,7 +88,8 @@ class RefinedEigensystem:
     clusters : list of tuple of int
         Index ranges ``(start, stop)`` of eigenvalues whose bounds do not separate them.
     history : list of dict
-        Per iteration: bits of A and X, the largest first-order correction, number of clustered indices.
+        Per iteration: bits of A and X, the largest first-order correction, number of clustered indices, and
+        the largest ratio of a bound to its target at the check before the correction (None: no check).
     input_error : mpmath mpf
         The ``input_error`` argument (A's units): ``value_error_bounds`` and ``vector_error_bounds`` hold for any
         matrix within it of the input; 0 for an input taken as exact.
@@ -796,7 +797,8 @@ class _Refiner:
                     break
             W, new_order, e_max, in_cluster = self._correction(pr)
             self.history.append(
-                {"a_bits": a_bits, "x_bits": x_bits, "max_correction": e_max, "clustered": in_cluster}
+                {"a_bits": a_bits, "x_bits": x_bits, "max_correction": e_max, "clustered": in_cluster,
+                 "bounds_over_target": score if bnd is not None else None}
             )
             del pr
             # precision doubles per iteration: convergence is at most quadratic, and graded spectra
