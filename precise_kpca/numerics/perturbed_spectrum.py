@@ -39,6 +39,8 @@ from .linear_spectrum import LinearSpectrum
 # series and the fixed points then contract by at least 4× per step.
 _CONTRACTION = 0.25
 _MAX_FIXED_POINT_STEPS = 200
+_FAST_RATIO = 1e-3  # a top block this far above the rest is preferred to a larger one (see _top_block_size)
+_CLUSTER_GAP = 1e-3  # mp Rayleigh–Ritz blocks: Lanczos values closer than this (relative) stay together
 _REST_RITZ_EXTRA = 3  # Lanczos vectors beyond the rest eigenvalues needed: keeps the wanted ones converged
 
 
@@ -91,7 +93,7 @@ class PerturbedSpectrum:
             e_norm = E.frobenius
             self._E_float64 = E.to_float64
         floats = [lb.to_float(v) for v in linear.values[:r]]
-        t = self.rank = _top_block_size(floats, e_norm)
+        t = self.rank = _top_block_size(floats, e_norm, k)
         self.applicable = t > 0
         if not self.applicable:
             return
@@ -214,16 +216,23 @@ class PerturbedSpectrum:
 
         S depends on ν only through an O(‖E‖²/λ_t²)-sized term (and θ_j(S(ν)) decreases in ν), so the fixed
         point ν_j = θ_j(S(ν_j)) contracts fast. float64: converged Lanczos at each step. mp: from the float64
-        fixed point and its Lanczos basis B (accurate to ~eps₆₄, so Ritz values to ~eps₆₄²), the fixed point of
+        fixed point and its Lanczos basis B around ν_j (accurate to ~eps₆₄, so Ritz values to ~eps₆₄²/gap), the fixed point of
         the Rayleigh quotient H(ν) = BᵀS₀B − Σₙ νⁿ Zᵀ(Λ + F)^{−n−1} Z, Z = YᵀB (ν is E-sized, Λ + F is not).
         """
         b = self.backend
         if isinstance(b, Float64Backend):
-            return [nu for nu, _ in self._rest_pairs_float64(count)]
+            return [nu for nu, _, _ in self._rest_pairs_float64(count)]
         inverse = self._coupling_inverse(b.scalar(0))
         values = []
-        for j, (estimate, twin_basis) in enumerate(self._float64_twin()._rest_pairs_float64(count)):
-            V = self._project_null(b.internal(twin_basis))
+        for j, (estimate, ritz, twin_basis) in enumerate(self._float64_twin()._rest_pairs_float64(count)):
+            # Rayleigh–Ritz on the cluster of Lanczos vectors around j only (gaps below _CLUSTER_GAP·|ν_j| join
+            # it): its Ritz values are as accurate as the whole basis's, at a fraction of the mp work
+            lo, hi = j, j + 1
+            while lo > 0 and ritz[lo - 1] - ritz[lo] < _CLUSTER_GAP * abs(estimate):
+                lo -= 1
+            while hi < len(ritz) and ritz[hi - 1] - ritz[hi] < _CLUSTER_GAP * abs(estimate):
+                hi += 1
+            V = self._project_null(b.internal(twin_basis[:, lo:hi]))
             gram_values, gram_vectors = b.eigh(b.matmul(V.T, V))
             # Lanczos directions the projection (nearly) annihilated carry no information: keep the rest.
             keep = [i for i, g in enumerate(gram_values) if g > len(gram_values) * 16 * b.eps * gram_values[0]]
@@ -240,26 +249,26 @@ class PerturbedSpectrum:
 
             def theta(nu):
                 H = T0 - sum(C * nu**n for n, C in enumerate(corrections))
-                return b.eigh((H + H.T) / 2)[0][j]
+                return b.eigh((H + H.T) / 2)[0][j - lo]
 
             values.append(_fixed_point(theta, b.scalar(estimate), b.eps, f"rest-block eigenvalue {j}"))
         return values
 
     def _rest_pairs_float64(self, count: int) -> list:
-        """(ν_j, Lanczos basis of S(ν_j)'s top count + a few eigenvectors), j < count: float64 only."""
+        """(ν_j, Ritz values and Lanczos basis of S(ν_j)'s top count + a few eigenpairs), j < count: float64."""
         m = count + _REST_RITZ_EXTRA
         values, vectors = self._lanczos(0.0, m, None)
         pairs = []
         for j in range(count):
-            basis = vectors
+            ritz, basis = values, vectors
 
             def theta(nu):
-                nonlocal basis
-                new_values, basis = self._lanczos(nu, m, basis[:, j])
-                return new_values[j]
+                nonlocal ritz, basis
+                ritz, basis = self._lanczos(nu, m, basis[:, j])
+                return ritz[j]
 
             nu = _fixed_point(theta, values[j], self.backend.eps, f"rest-block eigenvalue {j}")
-            pairs.append((nu, basis))
+            pairs.append((nu, ritz, basis))
         return pairs
 
     def _lanczos(self, nu: float, m: int, v0) -> tuple[np.ndarray, np.ndarray]:
@@ -312,15 +321,22 @@ def _fixed_point(step, start, eps: float, what: str):
     raise ArithmeticError(f"{what}: the fixed point did not settle in {_MAX_FIXED_POINT_STEPS} steps")
 
 
-def _top_block_size(lam: list, e_norm: float) -> int:
-    """Largest t with λ_{t+1} + ‖E‖ ≤ C·λ_t and ‖E‖ ≤ C·(λ_i − λ_{i+1}) for i < t (λ descending, λ_{r+1} = 0);
-    0 if there is none."""
+def _top_block_size(lam: list, e_norm: float, wanted: int) -> int:
+    """The top block size t: λ_{t+1} + ‖E‖ ≤ C·λ_t and ‖E‖ ≤ C·(λ_i − λ_{i+1}) for i < t (λ descending,
+    λ_{r+1} = 0); 0 if no t qualifies.
+
+    Among those, the largest whose ratio (λ_{t+1} + ‖E‖)/λ_t is below _FAST_RATIO and that still holds the
+    ``wanted`` eigenvectors (a series in that ratio costs ~30/log10(1/ratio) terms), else the largest.
+    """
     padded = list(lam) + [0.0]
     clear = [e_norm <= _CONTRACTION * (padded[i] - padded[i + 1]) for i in range(len(lam))]
-    for t in range(len(lam), 0, -1):
-        if padded[t] + e_norm <= _CONTRACTION * padded[t - 1] and all(clear[:t - 1]):
-            return t
-    return 0
+    ratios = {t: (padded[t] + e_norm) / padded[t - 1] for t in range(1, len(lam) + 1)
+              if padded[t] + e_norm <= _CONTRACTION * padded[t - 1] and all(clear[:t - 1])}
+    if not ratios:
+        return 0
+    largest = max(ratios)
+    fast = [t for t, ratio in ratios.items() if ratio <= _FAST_RATIO and t >= min(wanted, largest)]
+    return max(fast) if fast else largest
 
 
 def _inverse(b: Backend, A: np.ndarray) -> np.ndarray:
