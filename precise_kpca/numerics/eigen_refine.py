@@ -195,10 +195,15 @@ def refine_eigensystem(A, *, dps: int, tier: int = 1, k: int | None = None, max_
         # ‖ΔA‖₂ ≤ ‖ΔA‖_F ≤ n 2**-(a_bits+1) (normalised units)
         read_rounding = n * 2.0 ** -(a_bits + 1)
     del A  # the refiner may round A_read: no second copy of the input's digits
-    unit = 2.0 ** -(exp2 + a_bits)
+    # input_error in normalised units; A's exponent can lie far outside float64's range (σ beyond 2**500)
+    try:
+        scaled_error = math.ldexp(float(input_error), -(exp2 + a_bits)) * _NORM_SAFETY if input_error else 0.0
+    except OverflowError:
+        scaled_error = math.inf
+    if not math.isfinite(scaled_error):
+        raise ValueError(f"input_error={input_error!r} is far larger than A itself (its unit is 2**{exp2 + a_bits})")
     # the slice GEMMs use the caller's BLAS threads (threadpoolctl / OPENBLAS_NUM_THREADS)
-    refiner = _Refiner(A_read, n, exp2, a_bits, dps, tier, k, max_bits, read_rounding,
-                       float(input_error) * unit * _NORM_SAFETY)
+    refiner = _Refiner(A_read, n, exp2, a_bits, dps, tier, k, max_bits, read_rounding, scaled_error)
     del A_read  # the refiner holds A rounded to the bits it needs (GBs at N = 5404)
     return refiner.run()
 
