@@ -73,6 +73,7 @@ import numpy as np
 from mpmath import libmp
 
 from ..backends import ozaki
+from ..backends.base import as_fraction
 
 __all__ = ["EigenEnclosure", "GroupBound", "enclose_eigensystem"]
 
@@ -555,7 +556,7 @@ def ritz_subspace_sin_theta(G: flint.fmpq_mat, H: flint.fmpq_mat, Q: flint.fmpq_
     delta : float or Fraction
         Bound on ‖A − A_hp‖₂.
     lower, upper : sequence, length N
-        Enclosures of all of A's eigenvalues, descending (anything ``Fraction`` accepts).
+        Enclosures of all of A's eigenvalues, descending (int, float, Fraction or mpf: read exactly).
 
     Returns
     -------
@@ -574,7 +575,7 @@ def ritz_subspace_sin_theta(G: flint.fmpq_mat, H: flint.fmpq_mat, Q: flint.fmpq_
     others = [j for j in range(len(lower)) if not start <= j < stop]
     if not others:
         return Fraction(0)
-    eta = min(max(Fraction(lower[j]) - r_hi, r_lo - Fraction(upper[j])) for j in others)
+    eta = min(max(as_fraction(lower[j]) - r_hi, r_lo - as_fraction(upper[j])) for j in others)
     if eta <= 0 or eps >= eta:
         return None
     return eps / eta

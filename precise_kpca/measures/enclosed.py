@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import lru_cache
 
 import mpmath
@@ -164,8 +163,6 @@ def _group_bounds(A_hp: FixedMatrix, delta, top: np.ndarray, correction: np.ndar
     if v.error_bound:
         return {}  # the words did not fit the grid: the span measured would not be the span bounded
     p = matmul(A_hp, v)
-    lower = [_exact_fraction(x) for x in lower]
-    upper = [_exact_fraction(x) for x in upper]
     out = {}
     for s, t in groups:
         cols = np.arange(s, t)
@@ -174,12 +171,6 @@ def _group_bounds(A_hp: FixedMatrix, delta, top: np.ndarray, correction: np.ndar
         bound = ritz_subspace_sin_theta(G, H, Q, delta, lower, upper, s, t)
         out[(s, t)] = None if bound is None else float(bound) * (1 + 2.0**-50)
     return out
-
-
-def _exact_fraction(x) -> Fraction:
-    sign, man, exp, _ = x._mpf_
-    value = Fraction(int(man)) * Fraction(2) ** exp
-    return -value if sign else value
 
 
 def eigenvalue_interval(enc: SpectrumEnclosure, X: np.ndarray):

@@ -18,8 +18,8 @@ P₀ = I − WWᵀ:
   components x_j (j ≠ i, x_i = 1) come from a fixed point that only divides E-sized numbers by gaps
   λ_i − λ_j. The eigenvector is v_i = W x + z, z = Σₙ μ^{−n−1} S₀ⁿ Y x, orthogonal to W.
 * Rest-block eigenvalues ν solve ν ∈ eig(S₀ − Y(Λ + F − ν)⁻¹Yᵀ); the largest r − t + 1 are needed (Eq. 18's
-  ∞-norm pairs them with λ_{t+1} … λ_r and a zero). A Lanczos basis of the Schur complement (float64; refined
-  by one block Krylov step in mp) reduces each fixed point in ν to small Rayleigh–Ritz problems.
+  ∞-norm pairs them with λ_{t+1} … λ_r and a zero). Each is a fixed point in ν: float64 Lanczos on the Schur
+  complement; in mp, Rayleigh–Ritz on that Lanczos basis, so each step is a small dense eigenproblem.
 
 The method applies when such a split exists (:attr:`PerturbedSpectrum.applicable`) and, for eigenvectors, when
 they lie in the top block; otherwise callers fall back to a full eigensolver.
@@ -100,7 +100,6 @@ class PerturbedSpectrum:
         self.W = _convert(lb, b, linear.vectors[:, :t])
         self.lam = [_convert_scalar(lb, b, v) for v in linear.values[:t]]
         self.rest_lam = [_convert_scalar(lb, b, v) for v in linear.values[t:r]]
-        self.gap = [[_convert_scalar(lb, b, linear.values[i] - linear.values[j]) for j in range(t)] for i in range(t)]
         self._W_ops = (b.operator(self.W), b.operator(self.W.T))
         rest_vectors = _convert(lb, b, linear.vectors[:, t:r])
         self._rest_ops = (b.operator(rest_vectors), b.operator(rest_vectors.T), np.array(self.rest_lam, dtype=b.dtype))
@@ -140,9 +139,13 @@ class PerturbedSpectrum:
             out = out + W_s.dot(W_sT.dot(V) * lam_s.reshape((-1,) + (1,) * (V.ndim - 1)))
         return out
 
+    def _inverse_mu(self, deltas: np.ndarray) -> np.ndarray:
+        """1/μ_i, μ_i = λ_i + δ_i, for the first len(deltas) top eigenvalues."""
+        return 1 / (np.array(self.lam[:len(deltas)], dtype=self.backend.dtype) + deltas)
+
     def _resolvent_weights(self, deltas: np.ndarray) -> list:
-        """μ_i^{−n−1} for n < len(moments), μ_i = λ_i + δ_i: one row per Neumann term."""
-        inverse = 1 / (np.array(self.lam[:len(deltas)], dtype=self.backend.dtype) + deltas)
+        """μ_i^{−n−1} for n < len(moments): one row per Neumann term."""
+        inverse = self._inverse_mu(deltas)
         weights = [inverse]
         for _ in range(len(self.moments) - 1):
             weights.append(weights[-1] * inverse)
@@ -150,7 +153,7 @@ class PerturbedSpectrum:
 
     def _null_component(self, deltas: np.ndarray, xs: np.ndarray) -> np.ndarray:
         """z = Σₙ μ^{−n−1} S₀ⁿ Y x per column (μ = λ_i + δ_i), by Horner: z = μ⁻¹(Yx + μ⁻¹S₀(Yx + …))."""
-        inverse = 1 / (np.array(self.lam[:len(deltas)], dtype=self.backend.dtype) + deltas)
+        inverse = self._inverse_mu(deltas)
         start = self.backend.matmul(self.Y, xs)
         z = start
         # the series converges at ‖S₀‖/μ_k, faster than the moments' ‖S₀‖/μ_t
@@ -160,12 +163,12 @@ class PerturbedSpectrum:
         return z * inverse[None, :]
 
     def _top_pairs(self) -> tuple[np.ndarray, np.ndarray]:
-        """δ_i and x_i (column i, x_ii = 1) for all i < r, iterated together.
+        """δ_i and x_i (column i, x_ii = 1) for all i < t, iterated together.
 
         Column i follows the fixed point of (Λ + P(μ_i)) x = μ_i x, P(μ) = F + Σₙ μ^{−n−1} Mₙ: component j ≠ i
-        is (P x − P_jj x_j)_j / (λ_i − λ_j + δ_i − P_jj), then δ_i = (P x)_i. The r×r products P·X are exact
-        backend products (fixed point on the mp backend), the rest elementwise: r² scalar operations per
-        Neumann term and step instead of r³.
+        is (P x − P_jj x_j)_j / (λ_i − λ_j + δ_i − P_jj), then δ_i = (P x)_i. The t×t products P·X are exact
+        backend products (fixed point on the mp backend), the rest elementwise: t² scalar operations per
+        Neumann term and step instead of t³.
         """
         b, r = self.backend, self.rank
         lam = np.array(self.lam, dtype=b.dtype)
@@ -216,8 +219,9 @@ class PerturbedSpectrum:
 
         S depends on ν only through an O(‖E‖²/λ_t²)-sized term (and θ_j(S(ν)) decreases in ν), so the fixed
         point ν_j = θ_j(S(ν_j)) contracts fast. float64: converged Lanczos at each step. mp: from the float64
-        fixed point and its Lanczos basis B around ν_j (accurate to ~eps₆₄, so Ritz values to ~eps₆₄²/gap), the fixed point of
-        the Rayleigh quotient H(ν) = BᵀS₀B − Σₙ νⁿ Zᵀ(Λ + F)^{−n−1} Z, Z = YᵀB (ν is E-sized, Λ + F is not).
+        fixed point and its Lanczos basis B around ν_j (accurate to ~eps₆₄, so Ritz values to ~eps₆₄²/gap),
+        the fixed point of the Rayleigh quotient H(ν) = BᵀS₀B − Σₙ νⁿ Zᵀ(Λ + F)^{−n−1} Z, Z = YᵀB (ν is
+        E-sized, Λ + F is not).
         """
         b = self.backend
         if isinstance(b, Float64Backend):
