@@ -99,3 +99,64 @@ def test_measures_with_a_split_linear_spectrum_match_a_full_eigensolver(name):
     ref = MPBackend(2 * m.dps + 20)
     want, _, _ = evaluate(NEAR_COLLINEAR, name, sigma, ref, k=2, eigensolver_only=True)
     assert agreeing_digits(m.value, ref.export(want)) >= m.certified_digits
+
+
+def _quarter_turns(points):
+    """The orbit of ``points`` under the quarter turn (x, y, z) ↦ (−y, x, z): exact in float64, and the data
+    set is invariant, so λ_2 = λ_3 exactly (in-plane isotropy) and the Gaussian Gram keeps the tie."""
+    turns = [points]
+    for _ in range(3):
+        last = turns[-1]
+        turns.append(np.column_stack([-last[:, 1], last[:, 0], last[:, 2]]))
+    return np.vstack(turns)
+
+
+SYMMETRIC = _quarter_turns(np.random.default_rng(2).normal(size=(4, 3)) * np.array([1.0, 1.5, 5.0]))
+# the tie broken by a relative 1e-7: a cluster while ‖E‖ is larger than the gap, singletons beyond
+NEAR_TIE = SYMMETRIC * np.array([1.0, 1.0 + 1e-7, 1.0])
+
+
+@pytest.mark.parametrize("p", [4, 12, 40])
+@pytest.mark.parametrize("backend", [Float64Backend(), MPBackend(30)], ids=["float64", "mp30"])
+def test_exactly_tied_linear_eigenvalues_are_solved_as_a_cluster(backend, p):
+    E = double_center(gaussian_residual(SYMMETRIC, f"2**{p}", backend=backend)).deviation
+    ps = PerturbedSpectrum(LinearSpectrum(SYMMETRIC, MPBackend(90)), E, backend, k=3)
+    assert ps.applicable and ps.rank == 3 and ps.clusters == [(0, 1), (1, 3)]
+    _check_against_reference(ps, backend, p, SYMMETRIC)
+
+
+@pytest.mark.parametrize("p, clustered", [(4, True), (12, True), (40, False)])
+def test_nearly_tied_linear_eigenvalues(p, clustered):
+    backend = MPBackend(30)
+    E = double_center(gaussian_residual(NEAR_TIE, f"2**{p}", backend=backend)).deviation
+    ps = PerturbedSpectrum(LinearSpectrum(NEAR_TIE, MPBackend(90)), E, backend, k=3)
+    assert ps.applicable and ((1, 3) in ps.clusters) == clustered
+    _check_against_reference(ps, backend, p, NEAR_TIE)
+
+
+@pytest.mark.parametrize("p", [6, 30])
+def test_eigenprojection_over_a_tied_pair_matches_a_full_eigensolver(p):
+    """Algorithm 1's group [1, 3) spans the tied pair: the structured value carries its certified digits
+    (checked against a full eigensystem at twice the digits)."""
+    from precise_kpca.measures.certified import evaluate, measure
+    from precise_kpca.measures.measurement import agreeing_digits
+
+    sigma = Fraction(2) ** p
+    _, _, path = evaluate(SYMMETRIC, "eigenprojection", sigma, Float64Backend(), k=3)
+    assert path == "structured"
+    m = measure(SYMMETRIC, "eigenprojection", sigma, k=3, digits=10)
+    assert m.certified_digits >= 10, m.method
+    ref = MPBackend(2 * m.dps + 20 + 2 * p)
+    want, _, _ = evaluate(SYMMETRIC, "eigenprojection", sigma, ref, k=3, eigensolver_only=True)
+    assert agreeing_digits(m.value, ref.export(want)) >= m.certified_digits
+
+
+@pytest.mark.parametrize("name", ["eigenprojection", "pc"])
+def test_angles_to_an_arbitrary_linear_eigenvector_are_refused(name):
+    """k = 2 cuts the tied pair: w_2 is any unit vector of a plane. Both evaluations share the linear basis, so
+    they would agree on an arbitrary angle; the measure must say it is not determined instead."""
+    from precise_kpca.measures.certified import measure
+
+    with pytest.warns(RuntimeWarning, match="not determined"):
+        m = measure(SYMMETRIC, name, Fraction(2) ** 10, k=2, digits=10)
+    assert m.certified_digits == 0 and "coincide" in m.method

@@ -1,7 +1,7 @@
 """Eigen measures from the structured spectrum of L + E (no eigensolver on the full scaled Gram).
 
 :class:`~precise_kpca.numerics.perturbed_spectrum.PerturbedSpectrum` gives δ_i = μ_i − λ_i, the top null-block
-eigenvalue and the top eigenvectors as v_i = W x_i + z_i (x_ii = 1, z_i ⊥ W). Every measure below is then a
+eigenvalue and the top eigenvectors as v_i = W x_i + z_i (z_i ⊥ W). Every measure below is then a
 combination of E-sized numbers: no step subtracts two O(‖L‖) quantities, so E may be held in float64. The
 linear part is computed at the precision the cancellation would have cost (``linear_dps``) and cached per
 data set.
@@ -98,7 +98,9 @@ def covers(ps: PerturbedSpectrum, name: str, k: int, tau: float) -> bool:
         return True
     if k > len(ps.coords):
         return False
-    return name == "pc" or max(stop for _, stop in linear_groups(ps.lam, k, tau)) <= len(ps.coords)
+    if name == "pc":  # Theorem 3's formula below takes x_i = 1: eigenvalue i alone in its cluster
+        return all(z - a == 1 for a, z in ps.clusters if a < k)
+    return max(stop for _, stop in linear_groups(ps.lam, k, tau)) <= len(ps.coords)
 
 
 def eigenvalue_difference(ps: PerturbedSpectrum):
@@ -113,8 +115,23 @@ def eigen_distance(ps: PerturbedSpectrum, k: int, tau: float, aggregate: str):
     """EigenDist of Algorithm 1 over the top-k linear eigenvalues, from the structured eigenvectors."""
     if k > len(ps.coords):
         raise ValueError(f"k={k} exceeds the {len(ps.coords)} eigenvectors computed")
-    thetas = [_group_angle(ps, start, stop) for start, stop in linear_groups(ps.lam, k, tau)]
+    groups = linear_groups(ps.lam, k, tau)
+    _check_linear_defined(ps, [stop for _, stop in groups])
+    thetas = [_group_angle(ps, start, stop) for start, stop in groups]
     return max(thetas) if aggregate == "max" else sum(thetas) / len(thetas)
+
+
+def _check_linear_defined(ps: PerturbedSpectrum, edges) -> None:
+    """Refuse angles to linear eigenvectors that are arbitrary: λ_{e−1} = λ_e at an edge e of the measured
+    subspaces (e.g. a symmetry of the data). Both evaluations share the linear basis, so their agreement
+    would certify an arbitrary angle; the floor is 10^(−dps/2)·λ_1 at the linear spectrum's precision."""
+    lb, values = ps.linear.backend, ps.linear.values
+    floor = abs(values[0]) * lb.scalar(10) ** (-(lb.dps // 2))
+    for edge in edges:
+        if 0 < edge < ps.linear.rank and not values[edge - 1] - values[edge] > floor:
+            raise ArithmeticError(
+                f"linear eigenvalues {edge - 1} and {edge} coincide to {lb.dps // 2} digits: the top-{edge} "
+                "linear eigenvectors (and the angles measured to them) are not determined")
 
 
 def _group_angle(ps: PerturbedSpectrum, start: int, stop: int):
@@ -151,6 +168,7 @@ def pc_dissonance(ps: PerturbedSpectrum, k: int):
     the i-th coordinate of √μ v/‖v‖ − √λ w_i is (δ − λ s) / ((√μ + √λ √(1+s)) √(1+s)) — no cancellation.
     """
     b = ps.backend
+    _check_linear_defined(ps, range(1, k + 1))
     worst = b.scalar(0)
     for i in range(k):
         x, z = ps.coords[i]

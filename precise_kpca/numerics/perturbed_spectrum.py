@@ -16,7 +16,10 @@ P₀ = I − WWᵀ:
 * Top eigenpairs (i < t): with the resolvent expanded as (μ − S₀)⁻¹ = Σₙ S₀ⁿ/μⁿ⁺¹ (‖S₀‖ < μ), the
   eigenvalue μ_i = λ_i + δ_i solves (Λ + P(μ)) x = μ x with P(μ) = F + Σₙ μ^{−n−1} Yᵀ S₀ⁿ Y; δ_i and the
   components x_j (j ≠ i, x_i = 1) come from a fixed point that only divides E-sized numbers by gaps
-  λ_i − λ_j. The eigenvector is v_i = W x + z, z = Σₙ μ^{−n−1} S₀ⁿ Y x, orthogonal to W.
+  λ_i − λ_j. Linear eigenvalues closer than ‖E‖/C (exact ties come from symmetries of the data, e.g.
+  tic-tac-toe's board) form clusters J solved together: a g×g E-sized eigenproblem per eigenvalue, the
+  Schur complement onto J, with the fixed point dividing only by gaps to other clusters. The eigenvector is
+  v_i = W x + z, z = Σₙ μ^{−n−1} S₀ⁿ Y x, orthogonal to W.
 * Rest-block eigenvalues ν solve ν ∈ eig(S₀ − Y(Λ + F − ν)⁻¹Yᵀ); the largest r − t + 1 are needed (Eq. 18's
   ∞-norm pairs them with λ_{t+1} … λ_r and a zero). Each is a fixed point in ν: float64 Lanczos on the Schur
   complement; in mp, Rayleigh–Ritz on that Lanczos basis, so each step is a small dense eigenproblem.
@@ -40,6 +43,7 @@ from .linear_spectrum import LinearSpectrum
 _CONTRACTION = 0.25
 _MAX_FIXED_POINT_STEPS = 200
 _FAST_RATIO = 1e-3  # a top block this far above the rest is preferred to a larger one (see _top_block_size)
+_MAX_CLUSTER = 8  # linear eigenvalues closer than ‖E‖/C solved together: a g-cluster costs g² columns
 _CLUSTER_GAP = 1e-3  # mp Rayleigh–Ritz blocks: Lanczos values closer than this (relative) stay together
 _REST_RITZ_EXTRA = 3  # Lanczos vectors beyond the rest eigenvalues needed: keeps the wanted ones converged
 
@@ -74,7 +78,10 @@ class PerturbedSpectrum:
         The largest r − t + 1 eigenvalues of the rest block (at most n − t − 1), descending (paired with
         ``rest_lam`` and a zero).
     coords : list of (x, z)
-        For i < min(k, t): v_i = W x + z with x_i = 1 (x: t-vector, z: N-vector orthogonal to W).
+        For i < min(k, t): v_i = W x + z (x: t-vector, z: N-vector orthogonal to W); x_i = 1 when i is alone
+        in its cluster, else x restricted to the cluster has unit norm.
+    clusters : list of (a, z)
+        Runs of top linear eigenvalues solved together (gaps below ‖E‖/C; singletons mostly).
     """
 
     def __init__(self, linear: LinearSpectrum, E: np.ndarray, backend: Backend, k: int):
@@ -97,6 +104,9 @@ class PerturbedSpectrum:
         self.applicable = t > 0
         if not self.applicable:
             return
+        self.clusters = _clusters(floats[:t], e_norm)
+        # λ_i − λ_j at the linear precision: inside a cluster they are E-sized or exact zeros
+        self._gaps = _convert(lb, b, np.array(linear.values[:t])[None, :] - np.array(linear.values[:t])[:, None])
         self.W = _convert(lb, b, linear.vectors[:, :t])
         self.lam = [_convert_scalar(lb, b, v) for v in linear.values[:t]]
         self.rest_lam = [_convert_scalar(lb, b, v) for v in linear.values[t:r]]
@@ -163,41 +173,68 @@ class PerturbedSpectrum:
         return z * inverse[None, :]
 
     def _top_pairs(self) -> tuple[np.ndarray, np.ndarray]:
-        """δ_i and x_i (column i, x_ii = 1) for all i < t, iterated together.
+        """δ_i and x_i (column i) for all i < t, iterated together.
 
-        Column i follows the fixed point of (Λ + P(μ_i)) x = μ_i x, P(μ) = F + Σₙ μ^{−n−1} Mₙ: component j ≠ i
-        is (P x − P_jj x_j)_j / (λ_i − λ_j + δ_i − P_jj), then δ_i = (P x)_i. The t×t products P·X are exact
-        backend products (fixed point on the mp backend), the rest elementwise: t² scalar operations per
-        Neumann term and step instead of t³.
+        Eigenvalue μ_i = λ_i + δ_i of the cluster J ∋ i solves the Schur complement of T(μ) = Λ + P(μ),
+        P(μ) = F + Σₙ μ^{−n−1} Mₙ, onto J: x_O = R x_J with R = (μ − T_OO)⁻¹ P_OJ, and δ_i is eigenvalue
+        i − min J (descending) of H_i = (Λ_J − λ_i) + P_JJ + P_JO R, a g×g E-sized matrix. R is a fixed point:
+        row j is (P_jJ + Σ_{l≠j} P_jl R_l) / (λ_i − λ_j + δ_i − P_jj), dividing E-sized numbers by gaps to
+        other clusters only. For a singleton J = {i} this is x_ii = 1, x_j as above, δ_i = (P x)_i. The
+        products P·V are exact backend products (fixed point on the mp backend), the rest elementwise.
         """
-        b, r = self.backend, self.rank
-        lam = np.array(self.lam, dtype=b.dtype)
-        gaps = lam[None, :] - lam[:, None]  # [j, i] = λ_i − λ_j
+        b, t = self.backend, self.rank
         operators = [b.operator(M) for M in [self.F, *self.moments]]
         diagonals = [np.diagonal(M).copy() for M in [self.F, *self.moments]]
-        X = b.zeros((r, r))
-        np.fill_diagonal(X, b.scalar(1))
+        # column c of V is column c − offset[i] of [I_g; R] (rows J, O) for the eigenvalue owner[c] = i
+        owner = np.array([i for a, z in self.clusters for i in range(a, z) for _ in range(z - a)])
+        block_of = {i: (a, z) for a, z in self.clusters for i in range(a, z)}
+        offset = np.searchsorted(owner, np.arange(t))
+        inside = np.zeros((t, len(owner)), dtype=bool)
+        for c, i in enumerate(owner):
+            inside[slice(*block_of[i]), c] = True
+        unit = b.zeros((t, len(owner)))
+        for c, i in enumerate(owner):
+            unit[block_of[i][0] + c - offset[i], c] = b.scalar(1)
+        V = unit.copy()
         deltas = diagonals[0].copy()
 
-        def apply(weights, V):  # column i of Σₙ wₙ[i] Mₙ V, with w₋₁ = 1 for F
+        def apply(weights, V):  # column c of Σₙ wₙ[owner c] Mₙ V, with w₋₁ = 1 for F
             out = operators[0].dot(V)
             for op, w in zip(operators[1:], weights):
-                out = out + op.dot(V) * w[None, :]
+                out = out + op.dot(V) * w[owner][None, :]
             return out
 
         for _ in range(_MAX_FIXED_POINT_STEPS):
             weights = self._resolvent_weights(deltas)
-            P_diag = diagonals[0][:, None] + sum(d[:, None] * w[None, :] for d, w in zip(diagonals[1:], weights))
-            denominators = gaps + deltas[None, :] - P_diag
-            np.fill_diagonal(denominators, b.scalar(1))  # x_ii stays 1
-            new_X = (apply(weights, X) - P_diag * X) / denominators
-            np.fill_diagonal(new_X, b.scalar(1))
-            new_deltas = np.diagonal(apply(weights, new_X)).copy()
-            moving = [i for i in range(r) if not (
-                abs(new_deltas[i] - deltas[i]) <= 4 * b.eps * abs(new_deltas[i])
-                and all(abs(a - c) <= 4 * b.eps * (1 + abs(c)) for a, c in zip(new_X[:, i], X[:, i])))]
-            X, deltas = new_X, new_deltas
+            P_diag = (diagonals[0][:, None] + sum(d[:, None] * w[None, :] for d, w in zip(diagonals[1:], weights)))
+            P_diag = P_diag[:, owner]
+            denominators = self._gaps[:, owner] + deltas[owner][None, :] - P_diag
+            denominators[inside] = b.scalar(1)
+            new_V = (apply(weights, V) - P_diag * V) / denominators
+            new_V[inside] = unit[inside]
+            PV = apply(weights, new_V)
+            new_deltas, us = deltas.copy(), []
+            for i in range(t):
+                a, z = block_of[i]
+                H = PV[a:z, offset[i]:offset[i] + z - a].copy()
+                if z - a == 1:  # x_ii = 1
+                    new_deltas[i], u = H[0, 0], unit[i:i + 1, offset[i]]
+                else:
+                    for j in range(a, z):
+                        H[j - a, j - a] = H[j - a, j - a] + self._gaps[i, j]  # λ_j − λ_i
+                    values, vectors = b.eigh((H + H.T) / 2)
+                    new_deltas[i], u = values[i - a], vectors[:, i - a]  # both descending
+                us.append(u)
+            still = [c for c in range(len(owner))
+                     if not all(abs(p - q) <= 4 * b.eps * (1 + abs(q)) for p, q in zip(new_V[:, c], V[:, c]))]
+            moving = sorted({owner[c] for c in still} | {
+                i for i in range(t) if not abs(new_deltas[i] - deltas[i]) <= 4 * b.eps * abs(new_deltas[i])})
+            V, deltas = new_V, new_deltas
             if not moving:
+                X = b.zeros((t, t))
+                for i in range(t):
+                    a, z = block_of[i]
+                    X[:, i] = V[:, offset[i]:offset[i] + z - a].dot(us[i])
                 return deltas, X
         raise ArithmeticError(f"eigenvalues {moving}: the perturbation fixed point did not settle in "
                               f"{_MAX_FIXED_POINT_STEPS} steps (‖E‖ close to a linear eigenvalue gap?)")
@@ -325,17 +362,27 @@ def _fixed_point(step, start, eps: float, what: str):
     raise ArithmeticError(f"{what}: the fixed point did not settle in {_MAX_FIXED_POINT_STEPS} steps")
 
 
+def _clusters(lam: list, e_norm: float) -> list[tuple[int, int]]:
+    """Runs [a, z) of λ (descending) joined by gaps below ‖E‖/C: their eigenvalues are found together."""
+    clusters, start = [], 0
+    for i in range(1, len(lam) + 1):
+        if i == len(lam) or e_norm <= _CONTRACTION * (lam[i - 1] - lam[i]):
+            clusters.append((start, i))
+            start = i
+    return clusters
+
+
 def _top_block_size(lam: list, e_norm: float, wanted: int) -> int:
-    """The top block size t: λ_{t+1} + ‖E‖ ≤ C·λ_t and ‖E‖ ≤ C·(λ_i − λ_{i+1}) for i < t (λ descending,
-    λ_{r+1} = 0); 0 if no t qualifies.
+    """The top block size t: λ_{t+1} + ‖E‖ ≤ C·λ_t (λ descending, λ_{r+1} = 0), with no cluster of λ_1 … λ_t
+    (see :func:`_clusters`) larger than _MAX_CLUSTER; 0 if no t qualifies.
 
     Among those, the largest whose ratio (λ_{t+1} + ‖E‖)/λ_t is below _FAST_RATIO and that still holds the
     ``wanted`` eigenvectors (a series in that ratio costs ~30/log10(1/ratio) terms), else the largest.
     """
     padded = list(lam) + [0.0]
-    clear = [e_norm <= _CONTRACTION * (padded[i] - padded[i + 1]) for i in range(len(lam))]
     ratios = {t: (padded[t] + e_norm) / padded[t - 1] for t in range(1, len(lam) + 1)
-              if padded[t] + e_norm <= _CONTRACTION * padded[t - 1] and all(clear[:t - 1])}
+              if padded[t] + e_norm <= _CONTRACTION * padded[t - 1]
+              and max(z - a for a, z in _clusters(lam[:t], e_norm)) <= _MAX_CLUSTER}
     if not ratios:
         return 0
     largest = max(ratios)
