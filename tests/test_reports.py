@@ -154,3 +154,30 @@ def test_a_printed_onset_the_certified_curve_contradicts_is_explained_with_the_p
     assert text.startswith("not reproduced") and "log2 σ = 3" in text and "-0.198" in text and "29" in text
     # mutation: were that point outside the band, the printed onset would follow and this reading must not apply
     assert "not reproduced" not in explain(_mismatch_row(-0.31))
+
+
+def test_digits_section_lists_short_points_and_proves_a_linear_tie():
+    """Points below the request are listed with their reason; a 'not determined' refusal at a k that cuts an
+    exactly repeated linear eigenvalue gets the exact proof, one at a k that does not cut it does not."""
+    from precise_kpca.reports.markdown import _digits_section
+    from precise_kpca.reports.study import StudyPlan
+
+    from .test_perturbed_spectrum import SYMMETRIC  # λ_2 = λ_3 exactly
+
+    def row(p, k, digits, method):
+        return dict(dataset="wine", log2_sigma=p, measure="eigenprojection", k=k, certified_digits=digits,
+                    method=method)
+
+    refused = "FAILED to certify: the value is not determined (linear eigenvalues 1 and 2 coincide)"
+    curves = pd.DataFrame([row(4, 1, 20, "ok"), row(12, 1, 14, "ok"), row(4, 2, 0, refused), row(12, 2, 0, refused)])
+    item = StudyData("wine", SYMMETRIC, 178, 13, 5.0035, 4.0, 2)
+    plan = StudyPlan(log2_sigmas=(4, 12), ks=(1, 2), digits=8)
+    text = "\n".join(_digits_section(curves, {"wine": item}, plan))
+    assert "| wine | 4 | 0 | 0 | 2 |" in text
+    assert "**wine, eigenprojection k=2** at σ = 2^4, 2^12: 0 digits at most" in text
+    assert "λ_2 = … = λ_3" in text and "k = 2 cuts such a run" in text
+    curves.loc[curves["k"] == 2, "k"] = 3  # k = 3 holds the whole run: a refusal there is not the tie's
+    text = "\n".join(_digits_section(curves, {"wine": item}, plan))
+    assert "λ_2 = … = λ_3" in text and "cuts such a run" not in text
+    good = curves[curves["certified_digits"] >= 8]
+    assert "Every point carries at least 8 certified digits." in "\n".join(_digits_section(good, {"wine": item}, plan))

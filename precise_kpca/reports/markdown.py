@@ -5,6 +5,7 @@ import math
 
 import pandas as pd
 
+from ..certify.linear_ties import tied_linear_eigenvalues
 from . import paper
 from .study import RunStats, StudyData, StudyPlan
 from .tables import explain, onset_text
@@ -28,6 +29,42 @@ def _fit_rows(frame: pd.DataFrame, label_columns) -> list[list[str]]:
 
 
 FIT_HEADER = ["slope", "paper", "intercept", "paper", "r²", "paper", "n"]
+
+
+def _digits_section(certified: pd.DataFrame, data: dict[str, StudyData], plan: StudyPlan) -> list[str]:
+    """Certified digits per data set (paper grid and beyond 2⁸), and every point short of the request with its
+    reason; refusals for tied linear eigenvalues come with the exact proof of the tie."""
+    lines = ["## Certified digits along the curves", "",
+             "Fewest certified digits per data set over all measures (metric, eigenvalue, eigenprojection "
+             f"k = {', '.join(map(str, plan.ks))}); *short*: points below the requested {plan.digits}.", ""]
+    rows = []
+    for name, frame in certified.groupby("dataset", sort=False):
+        cells = [paper.paper_name(name), str(len(frame))]
+        for part in (frame[frame["log2_sigma"] <= 8], frame[frame["log2_sigma"] > 8]):
+            cells.append(str(int(part["certified_digits"].min())) if len(part) else "–")
+        cells.append(str(int((frame["certified_digits"] < plan.digits).sum())))
+        rows.append(cells)
+    lines += _table(["data set", "points", "fewest digits, σ ≤ 2⁸", "fewest digits, σ > 2⁸", "short"], rows)
+    short = certified[certified["certified_digits"] < plan.digits]
+    if short.empty:
+        return lines + ["", f"Every point carries at least {plan.digits} certified digits.", ""]
+    lines += ["", "### Points short of the requested digits", ""]
+    for (name, measure, k), frame in short.groupby(["dataset", "measure", "k"], sort=False):
+        what = f"{measure}" + (f" k={int(k)}" if measure == "eigenprojection" else "")
+        sigmas = ", ".join(f"2^{int(p)}" for p in sorted(frame["log2_sigma"]))
+        lines.append(f"* **{paper.paper_name(name)}, {what}** at σ = {sigmas}: "
+                     f"{int(frame['certified_digits'].max())} digits at most — {frame['method'].iloc[0]}.")
+    undetermined = short[short["method"].str.contains("not determined", regex=False)]
+    for name, frame in undetermined.groupby("dataset", sort=False):
+        runs = tied_linear_eigenvalues(data[name].X)
+        listed = ", ".join(f"λ_{a + 1} = … = λ_{z}" for a, z in runs) or "none"
+        cut = sorted({int(k) for k in frame["k"] if any(a < k < z for a, z in runs)})
+        lines.append(f"* Exact check for **{paper.paper_name(name)}** (integer characteristic polynomial of the "
+                     f"scaled covariance, python-flint): repeated linear eigenvalues: {listed}."
+                     + (f" k = {', '.join(map(str, cut))} cuts such a run: the top-k linear subspace is any of "
+                        "infinitely many (every basis of the eigenspace is as good), so these points have no value "
+                        "to certify at any precision." if cut else ""))
+    return lines + [""]
 
 
 def render_report(*, data: dict[str, StudyData], plan: StudyPlan, table1: pd.DataFrame, table2: pd.DataFrame,
@@ -58,6 +95,7 @@ def render_report(*, data: dict[str, StudyData], plan: StudyPlan, table1: pd.Dat
         f"{stats.point_seconds:.1f} s (one worker, serially)"
         + (f", a parallel speed-up of {stats.speedup:.2f}." if stats.computed else "."), "",
     ]
+    lines += _digits_section(certified, data, plan)
     # Table I
     matched = int(table1["match"].sum())
     lines += ["## Table I: data set characteristics", "",

@@ -1,0 +1,55 @@
+"""Exact linear eigenvalue ties: the integer covariance is exact, and ties are found iff they exist."""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from precise_kpca.certify.linear_ties import integer_covariance, tied_linear_eigenvalues
+
+from .strategies import data_sets
+from .test_perturbed_spectrum import NEAR_TIE, SYMMETRIC, X
+
+
+@settings(max_examples=40, deadline=None)
+@given(data_sets())
+def test_integer_covariance_is_a_power_of_two_times_n_times_the_centered_covariance(data):
+    """M / (N·X_cᵀX_c) is one power of two for every entry (Fractions: no rounding anywhere)."""
+    M = integer_covariance(data)
+    n, d = data.shape
+    F = [[Fraction(v) for v in row] for row in data]
+    mean = [sum(row[j] for row in F) / n for j in range(d)]
+    ratios = set()
+    for i in range(d):
+        for j in range(d):
+            exact = n * sum((row[i] - mean[i]) * (row[j] - mean[j]) for row in F)
+            got = Fraction(int(M[i, j]))
+            assert (exact == 0) == (got == 0)
+            if exact:
+                ratios.add(got / exact)
+    assert len(ratios) <= 1
+    if ratios:
+        ratio = ratios.pop()
+        assert ratio > 0 and (ratio.numerator & (ratio.numerator - 1)) == 0 and ratio.denominator & (ratio.denominator - 1) == 0
+
+
+def test_a_rotation_invariant_sample_has_an_exact_double_eigenvalue():
+    assert tied_linear_eigenvalues(SYMMETRIC) == [(1, 3)]
+
+
+def test_a_tie_broken_by_one_part_in_ten_million_is_not_a_tie():
+    assert tied_linear_eigenvalues(NEAR_TIE) == [] and tied_linear_eigenvalues(X) == []
+
+
+def test_a_cyclic_symmetry_gives_a_double_eigenvalue_and_a_zero_is_ignored():
+    """Points and their cyclic coordinate shifts: the covariance commutes with the shift, so the plane ⊥ (1,1,1)
+    is one double eigenvalue; a zero column adds a zero eigenvalue that is not reported."""
+    base = np.random.default_rng(3).normal(size=(5, 3))
+    data = np.vstack([np.roll(base, s, axis=1) for s in range(3)])
+    assert tied_linear_eigenvalues(data) in ([(0, 2)], [(1, 3)])
+    assert tied_linear_eigenvalues(np.column_stack([data, np.zeros(len(data))])) in ([(0, 2)], [(1, 3)])
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(ValueError, match="NaN"):
+        tied_linear_eigenvalues(np.array([[1.0, np.nan], [0.0, 1.0], [2.0, 3.0]]))
