@@ -115,6 +115,21 @@ def test_uncertifiable_points_say_so_loudly():
     assert m.certified_digits == 0 and m.method.startswith("FAILED") and math.isnan(m.value)
 
 
+def test_an_eigenvalue_gap_float64_cannot_resolve_escalates_to_mp():
+    """At σ = 3/32 the Gaussian gaps at edges 1…3 are 2e-11 … 8e-14 of ‖A‖: float64 refuses (its floor is
+    1e-7) and the enclosure cannot separate them; mp resolves them. The agreement must start at mp instead of
+    refusing; the value is checked against dps 100."""
+    X = np.random.default_rng(5).normal(size=(10, 3))
+    sigma = Fraction(3, 32)
+    with pytest.raises(ArithmeticError, match="coincide to 7 digits"):
+        evaluate(X, "eigenprojection", sigma, pk.backends.Float64Backend(), k=3)
+    m = measure(X, "eigenprojection", sigma, k=3, digits=8)
+    assert m.certified_digits >= 8 and "eigensolver evaluations at mp(dps=30)" in m.method, m.method
+    ref = MPBackend(100)
+    want, _, _ = evaluate(X, "eigenprojection", sigma, ref, k=3)
+    assert agreeing_digits(m.value, ref.export(want)) >= m.certified_digits
+
+
 @pytest.mark.parametrize("name", ["eigenvalue", "eigenprojection", "pc"])
 def test_far_past_float64_the_structured_path_is_certified_against_an_independent_reference(name):
     X = np.random.default_rng(7).normal(size=(9, 3)) * np.array([1.0, 3.0, 0.5])

@@ -294,7 +294,14 @@ def _by_agreement(X, name, sigma, first, second, digits, options, k_field, start
     try:
         v1 = first_value if first_value is not None else evaluate(X, name, sigma, first, **options)[0]
     except ArithmeticError as exc:
-        return _undetermined(name, sigma, k_field, first, exc, start)
+        if not (escalate and isinstance(first, Float64Backend)):
+            return _undetermined(name, sigma, k_field, first, exc, start)
+        # float64 cannot resolve e.g. an eigenvalue gap: the agreement starts from the second precision
+        first, second = second, MPBackend(second.dps + _ESCALATION_DPS)
+        try:
+            v1 = evaluate(X, name, sigma, first, **options)[0]
+        except ArithmeticError as exc:
+            return _undetermined(name, sigma, k_field, first, exc, start)
     escalations = 0
     while True:
         try:
