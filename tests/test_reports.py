@@ -101,6 +101,7 @@ def test_reproduce_cli_end_to_end_twice(data_dir, tmp_path, capsys):
     assert main(args) == 0
     first = capsys.readouterr().out
     assert "Table I: 2/2 data sets match the paper" in first and "reused 0 from the store" in first
+    first_points = int(first.split("points: computed ", 1)[1].split(",", 1)[0])
     assert main(args) == 0
     second = capsys.readouterr().out
     assert "points: computed 0," in second
@@ -118,6 +119,12 @@ def test_reproduce_cli_end_to_end_twice(data_dir, tmp_path, capsys):
     for missing in ("balloon", "stock", "cloud", "monks-problems-2", "ozone-level-8hr", "one-hundred-plants-margin"):
         assert missing in report
     assert "**2 of 2** data sets" in report
+    from precise_kpca.studies import ResultsStore
+
+    with ResultsStore(store) as db:
+        runs = db.runs()
+    assert len(runs) == 1 and runs["computed"].iloc[0] == first_points > 0  # the rerun computed nothing
+    assert f"| `serial` | 1 | {first_points} |" in report
 
 
 def test_reproduce_cli_rejects_bad_arguments(data_dir, tmp_path, capsys):

@@ -152,3 +152,15 @@ def test_sweep_killed_with_sigkill_resumes_without_recomputing(tmp_path):
         after = store.frame()
     kept = after.merge(before, on=["sigma"], suffixes=("", "_before"))
     assert len(kept) == landed and (kept["created"] == kept["created_before"]).all()  # not recomputed
+
+
+def test_runs_record_each_sweep_as_it_goes(tmp_path):
+    with ResultsStore(tmp_path / "runs.sqlite") as store:
+        first = store.start_run("local", ["wine", "cpu"])
+        store.update_run(first, 3, 12.5, 7.0)
+        second = store.start_run("serial", ["wine"])
+        runs = store.runs()
+    assert list(runs["run_id"]) == [first, second]
+    assert runs.iloc[0][["executor", "datasets", "computed", "point_seconds", "wall_seconds"]].tolist() == [
+        "local", "wine,cpu", 3, 12.5, 7.0]
+    assert runs.iloc[1][["computed", "point_seconds", "wall_seconds"]].tolist() == [0, 0.0, 0.0]

@@ -105,6 +105,7 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
     try:
         stats = run_study(data, plan, db, executor=executor, progress=progress, retry_uncertified=retry_uncertified)
         curves = collect_curves(data, plan, db)
+        runs = db.runs()
     finally:
         if db is not store:
             db.close()
@@ -125,7 +126,7 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
     pd.concat([self_check.assign(table="paper_self_check")] + [f.assign(table=k) for k, f in fits.items()],
               ignore_index=True).to_csv(files[-1], index=False)
     text = render_report(data=data, plan=plan, table1=table1, table2=table2, fits=fits, self_check=self_check,
-                         figures=figures, stats=stats, curves=curves,
+                         figures=figures, stats=stats, curves=curves, runs=runs,
                          all_paper_sets=available(data_dir))
     files.append(out / "report.md")
     files[-1].write_text(text, encoding="utf-8")

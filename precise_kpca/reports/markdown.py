@@ -31,6 +31,27 @@ def _fit_rows(frame: pd.DataFrame, label_columns) -> list[list[str]]:
 FIT_HEADER = ["slope", "paper", "intercept", "paper", "r²", "paper", "n"]
 
 
+def _history_lines(runs: pd.DataFrame | None, data: dict[str, StudyData]) -> list[str]:
+    """Serial vs parallel cost of the sweeps (the store's ``runs`` table) that computed points of these sets."""
+    if runs is None or runs.empty:
+        return []
+    touched = runs[runs["datasets"].map(lambda names: bool(set(names.split(",")) & set(data)))]
+    touched = touched[touched["computed"] > 0]
+    if touched.empty:
+        return []
+    rows = []
+    for executor, group in touched.groupby("executor", sort=False):
+        serial, wall = group["point_seconds"].sum(), group["wall_seconds"].sum()
+        rows.append([f"`{executor}`", str(len(group)), str(int(group["computed"].sum())), f"{serial / 3600:.2f}",
+                     f"{wall / 3600:.2f}", f"{serial / wall:.2f}" if wall > 0 else "–"])
+    serial, wall = touched["point_seconds"].sum(), touched["wall_seconds"].sum()
+    rows.append(["all", str(len(touched)), str(int(touched["computed"].sum())), f"{serial / 3600:.2f}",
+                 f"{wall / 3600:.2f}", f"{serial / wall:.2f}" if wall > 0 else "–"])
+    return ["", "Sweeps recorded in the store that computed points of these data sets (serial = the sum of the "
+            "points' own times, one worker; wall = elapsed; a killed sweep counts up to its last stored point):",
+            ""] + _table(["executor", "sweeps", "points", "serial (h)", "wall (h)", "speed-up"], rows)
+
+
 def _digits_section(certified: pd.DataFrame, data: dict[str, StudyData], plan: StudyPlan) -> list[str]:
     """Certified digits per data set (paper grid and beyond 2⁸), and every point short of the request with its
     reason; refusals for tied linear eigenvalues come with the exact proof of the tie."""
@@ -69,7 +90,7 @@ def _digits_section(certified: pd.DataFrame, data: dict[str, StudyData], plan: S
 
 def render_report(*, data: dict[str, StudyData], plan: StudyPlan, table1: pd.DataFrame, table2: pd.DataFrame,
                   fits: dict[str, pd.DataFrame], self_check: pd.DataFrame, figures: dict, stats: RunStats,
-                  curves: pd.DataFrame, all_paper_sets) -> str:
+                  curves: pd.DataFrame, all_paper_sets, runs: pd.DataFrame | None = None) -> str:
     """The Markdown text of the report (see :func:`precise_kpca.reports.reproduce` for the inputs)."""
     lines = ["# Reproduction of *Data eccentricity, asymptotics of Gaussian RBF RKHS, and kernel PCA*", ""]
     subsampled = [name for name, item in data.items() if item.subsampled]
@@ -93,8 +114,11 @@ def render_report(*, data: dict[str, StudyData], plan: StudyPlan, table1: pd.Dat
         f"* Compute: {stats.computed} points computed, {stats.reused} reused from the results store; wall time "
         f"{stats.wall_seconds:.1f} s on executor `{stats.executor}`; the computed points' own times add up to "
         f"{stats.point_seconds:.1f} s (one worker, serially)"
-        + (f", a parallel speed-up of {stats.speedup:.2f}." if stats.computed else "."), "",
+        + (f", a parallel speed-up of {stats.speedup:.2f}." if stats.computed else "."),
+        f"* The study's {len(curves)} stored points took {curves['seconds'].sum() / 3600:.2f} h of compute in total "
+        "(sum of their own times: the serial cost).",
     ]
+    lines += _history_lines(runs, data) + [""]
     lines += _digits_section(certified, data, plan)
     # Table I
     matched = int(table1["match"].sum())

@@ -223,10 +223,14 @@ def run_study(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore, 
               dynamic_ncols=True) as bar:
         if pending:
             shared = {name: item.X for name, item in data.items()}
+            run_id = store.start_run(runner.name, sorted({name for name, _ in pending}))
+            computed = 0
             for bundle, records in runner.run(_study_bundle, shared, bundles):
                 for (name, task), record in zip(bundle, records):
                     store.put(task.key, record)
                     point_seconds += record["seconds"]
+                computed += len(bundle)
+                store.update_run(run_id, computed, point_seconds, time.perf_counter() - start)
                 bar.set_postfix_str(bundle[0][0], refresh=False)
                 bar.update(len(bundle))
     return RunStats(len(pending), len(tasks) - len(pending), time.perf_counter() - start, point_seconds,

@@ -2,7 +2,9 @@
 
 One row per point, keyed by (data hash, measure, k, exact σ, requested backend, requested digits). Each point
 is inserted in its own transaction in WAL mode, so a sweep killed at any moment (even by SIGKILL) leaves only
-whole rows, and a rerun finds them and computes only what is missing.
+whole rows, and a rerun finds them and computes only what is missing. A ``runs`` table keeps each sweep's wall
+time and the sum of its points' own times (updated as points land, so a killed sweep keeps what it did): the
+serial and parallel cost of a study built over several resumed sweeps.
 
 Location: the ``path`` argument, else ``$PRECISE_KPCA_STORE``, else
 ``platformdirs.user_cache_dir("precise_kpca")/results.sqlite``. ``":memory:"`` keeps nothing on disk.
@@ -49,6 +51,15 @@ CREATE TABLE IF NOT EXISTS points (
     seconds REAL NOT NULL,
     created REAL NOT NULL,
     PRIMARY KEY (data_hash, measure, k, sigma, requested_backend, digits)
+);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    started REAL NOT NULL,
+    executor TEXT NOT NULL,
+    datasets TEXT NOT NULL,
+    computed INTEGER NOT NULL,
+    point_seconds REAL NOT NULL,
+    wall_seconds REAL NOT NULL
 );
 """
 
@@ -167,6 +178,27 @@ class ResultsStore:
                 f"INSERT OR REPLACE INTO points ({', '.join(POINT_COLUMNS)}) VALUES ({placeholders})",
                 [row[c] for c in POINT_COLUMNS],
             )
+
+    def start_run(self, executor: str, datasets) -> int:
+        """Record a sweep's start; returns its id for :meth:`update_run`."""
+        with self._db:
+            self._db.execute("BEGIN")
+            cursor = self._db.execute(
+                "INSERT INTO runs (started, executor, datasets, computed, point_seconds, wall_seconds) "
+                "VALUES (?, ?, ?, 0, 0, 0)", (time.time(), executor, ",".join(datasets)))
+        return int(cursor.lastrowid)
+
+    def update_run(self, run_id: int, computed: int, point_seconds: float, wall_seconds: float) -> None:
+        """A sweep's totals so far: points stored, the sum of their own seconds, and wall seconds."""
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.execute("UPDATE runs SET computed=?, point_seconds=?, wall_seconds=? WHERE run_id=?",
+                             (computed, point_seconds, wall_seconds, run_id))
+
+    def runs(self) -> pd.DataFrame:
+        """Recorded sweeps: ``run_id, started`` (Unix time), ``executor, datasets`` (comma-separated),
+        ``computed, point_seconds, wall_seconds``."""
+        return pd.read_sql_query("SELECT * FROM runs ORDER BY run_id", self._db)
 
     def frame(self, keys=None) -> pd.DataFrame:
         """Stored points as a DataFrame (all of them, or those of ``keys``), with the data set name.
