@@ -255,38 +255,46 @@ class PerturbedSpectrum:
         """The largest ``count`` ν with ν ∈ eig(S(ν)), S(ν) = S₀ − Y(Λ + F − ν)⁻¹Yᵀ, descending.
 
         S depends on ν only through an O(‖E‖²/λ_t²)-sized term (and θ_j(S(ν)) decreases in ν), so the fixed
-        point ν_j = θ_j(S(ν_j)) contracts fast. float64: converged Lanczos at each step. mp: from the float64
-        fixed point and its Lanczos basis B around ν_j (accurate to ~eps₆₄, so Ritz values to ~eps₆₄²/gap),
-        the fixed point of the Rayleigh quotient H(ν) = BᵀS₀B − Σₙ νⁿ Zᵀ(Λ + F)^{−n−1} Z, Z = YᵀB (ν is
-        E-sized, Λ + F is not).
+        point ν_j = θ_j(S(ν_j)) contracts fast. float64: see :meth:`_rest_pairs_float64`. mp: from the float64
+        fixed point and its Ritz basis B around ν_j (residual ~eps₆₄‖S‖, so Ritz values to ~eps₆₄²/gap), the
+        fixed point of the Rayleigh quotient H(ν) = BᵀS₀B − Σₙ νⁿ Zᵀ(Λ + F)^{−n−1} Z, Z = YᵀB (ν is E-sized,
+        Λ + F is not). S₀ is applied to every j's basis in one exact product.
         """
         b = self.backend
         if isinstance(b, Float64Backend):
             return [nu for nu, _, _ in self._rest_pairs_float64(count)]
         inverse = self._coupling_inverse(b.scalar(0))
-        values = []
-        for j, (estimate, ritz, twin_basis) in enumerate(self._float64_twin()._rest_pairs_float64(count)):
-            # Rayleigh–Ritz on the cluster of Lanczos vectors around j only (gaps below _CLUSTER_GAP·|ν_j| join
-            # it): its Ritz values are as accurate as the whole basis's, at a fraction of the mp work
+        pairs = self._float64_twin()._rest_pairs_float64(count)
+        # Rayleigh–Ritz on the cluster of Ritz vectors around j only (gaps below _CLUSTER_GAP·|ν_j| join it): its
+        # Ritz values are as accurate as the whole basis's, at a fraction of the mp work
+        clusters = []
+        for j, (estimate, ritz, _) in enumerate(pairs):
             lo, hi = j, j + 1
             while lo > 0 and ritz[lo - 1] - ritz[lo] < _CLUSTER_GAP * abs(estimate):
                 lo -= 1
             while hi < len(ritz) and ritz[hi - 1] - ritz[hi] < _CLUSTER_GAP * abs(estimate):
                 hi += 1
-            V = self._project_null(b.internal(twin_basis[:, lo:hi]))
+            clusters.append((lo, hi))
+        V_all = self._project_null(b.internal(np.hstack([basis[:, lo:hi] for (_, _, basis), (lo, hi)
+                                                         in zip(pairs, clusters)])))
+        SV_all = self._null_apply(V_all)
+        values, first = [], 0
+        for j, ((estimate, _, _), (lo, hi)) in enumerate(zip(pairs, clusters)):
+            V, SV = V_all[:, first:first + hi - lo], SV_all[:, first:first + hi - lo]
+            first += hi - lo
             gram_values, gram_vectors = b.eigh(b.matmul(V.T, V))
-            # Lanczos directions the projection (nearly) annihilated carry no information: keep the rest.
+            # Ritz directions the projection (nearly) annihilated carry no information: keep the rest.
             keep = [i for i, g in enumerate(gram_values) if g > len(gram_values) * 16 * b.eps * gram_values[0]]
-            basis = b.matmul(V, gram_vectors[:, keep] / b.sqrt(gram_values[keep])[None, :])
-            T0 = b.matmul(basis.T, self._null_apply(basis))
+            Q = gram_vectors[:, keep] / b.sqrt(gram_values[keep])[None, :]  # basis = V Q, orthonormal
+            T0 = Q.T.dot(b.matmul(V.T, SV)).dot(Q)
             T0 = (T0 + T0.T) / 2
-            Z = b.matmul(self.Y.T, basis)
+            Z = b.matmul(self.Y.T, V).dot(Q)
             # terms until (|ν|·‖(Λ + F)⁻¹‖)ⁿ < eps/16, with ‖(Λ + F)⁻¹‖ ≤ 1/((1 − C)λ_t)
             ratio = min(2 * abs(estimate) / ((1 - _CONTRACTION) * _to_float(b, self.lam[-1])), 0.5)
-            corrections, Q = [], inverse.dot(Z)
+            corrections, R = [], inverse.dot(Z)
             for _ in range(_neumann_terms(ratio, b.eps)):
-                corrections.append(Z.T.dot(Q))
-                Q = inverse.dot(Q)
+                corrections.append(Z.T.dot(R))
+                R = inverse.dot(R)
 
             def theta(nu):
                 H = T0 - sum(C * nu**n for n, C in enumerate(corrections))
@@ -296,21 +304,49 @@ class PerturbedSpectrum:
         return values
 
     def _rest_pairs_float64(self, count: int) -> list:
-        """(ν_j, Ritz values and Lanczos basis of S(ν_j)'s top count + a few eigenpairs), j < count: float64."""
-        m = count + _REST_RITZ_EXTRA
-        values, vectors = self._lanczos(0.0, m, None)
+        """(ν_j, Ritz values and Ritz basis of S(ν_j)'s top count + a few eigenpairs), j < count: float64.
+
+        One Lanczos basis B of S(0) serves every j: S(ν) = S(0) + Y D(ν) Yᵀ, D(ν) = (Λ + F)⁻¹ − (Λ + F − ν)⁻¹,
+        so ν_j is the fixed point of the j-th eigenvalue of H(ν) = diag(θ(S(0))) + Zᵀ D(ν) Z, Z = YᵀB (m×m).
+        The Ritz vector Bu is accepted when the part of its residual outside B, (I − BBᵀ) Y D Z u, is below
+        4 eps‖S₀‖ (then it is as good as a Lanczos vector of S(ν_j) itself); otherwise Lanczos on S(ν) is
+        iterated for that j. Large σ (‖E‖ ≪ λ_t) needs one Lanczos run for all j.
+        """
+        b, eps = self.backend, self.backend.eps
+        values, B = self._lanczos(0.0, count + _REST_RITZ_EXTRA, None)
+        base_inverse = self._coupling_inverse(0.0)
+        Z = self.Y.T.dot(B)
+
+        def ritz(nu):
+            D = base_inverse - self._coupling_inverse(nu)
+            theta, U = b.eigh(np.diag(values) + Z.T.dot(D).dot(Z))
+            return theta, U, D
+
         pairs = []
         for j in range(count):
-            ritz, basis = values, vectors
-
-            def theta(nu):
-                nonlocal ritz, basis
-                ritz, basis = self._lanczos(nu, m, basis[:, j])
-                return ritz[j]
-
-            nu = _fixed_point(theta, values[j], self.backend.eps, f"rest-block eigenvalue {j}")
-            pairs.append((nu, ritz, basis))
+            nu = _fixed_point(lambda nu: ritz(nu)[0][j], values[j], eps, f"rest-block eigenvalue {j}")
+            theta, U, D = ritz(nu)
+            outside = self.Y.dot(D.dot(Z.dot(U[:, j])))
+            outside -= B.dot(B.T.dot(outside))
+            if np.linalg.norm(outside) <= 4 * eps * self._s0_norm:
+                pairs.append((nu, theta, B.dot(U)))
+            else:
+                # the top j + 1 (and a few more, for the mp cluster around j) are all this j needs
+                m = min(len(values), j + 1 + _REST_RITZ_EXTRA)
+                pairs.append(self._rest_pair_by_lanczos(j, m, B.dot(U[:, j])))
         return pairs
+
+    def _rest_pair_by_lanczos(self, j: int, m: int, start: np.ndarray) -> tuple:
+        """(ν_j, Ritz values, Lanczos basis) with a Lanczos run of S(ν) at every step of the fixed point."""
+        ritz, basis = self._lanczos(0.0, m, start)
+
+        def theta(nu):
+            nonlocal ritz, basis
+            ritz, basis = self._lanczos(nu, m, basis[:, j])
+            return ritz[j]
+
+        nu = _fixed_point(theta, ritz[j], self.backend.eps, f"rest-block eigenvalue {j}")
+        return nu, ritz, basis
 
     def _lanczos(self, nu: float, m: int, v0) -> tuple[np.ndarray, np.ndarray]:
         """Top m eigenpairs of S(ν) (float64), descending; dense when the problem is too small for Lanczos."""
@@ -341,6 +377,7 @@ class PerturbedSpectrum:
         twin.F = _convert(b, f, self.F)
         twin.Y = _convert(b, f, self.Y)
         twin.lam = [b.to_float(v) for v in self.lam]
+        twin._s0_norm = self._s0_norm
         return twin
 
 
