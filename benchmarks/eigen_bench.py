@@ -158,7 +158,13 @@ def main() -> None:
                     help="mp: exact mpf Gram (tiers 1, 2); quad: binary128 Gram as a FixedMatrix (tier 1)")
     ap.add_argument("--dataset", help="a data set of precise_kpca.datasets instead of Gaussian data (quad, tier 1)")
     ap.add_argument("--data-dir", help="data directory for --dataset")
+    ap.add_argument("--rows", type=int, help="only the first ROWS examples of --dataset (its large-N behaviour, smaller)")
+    ap.add_argument("--debug-bounds", action="store_true", help="print each check's bound components")
     args = ap.parse_args()
+    if args.debug_bounds:
+        import precise_kpca.numerics.eigen_refine as er
+
+        er._DEBUG = True
     if args.quick:
         args.sizes, args.tier2_sizes, args.eigsy_max = [60, 200], [60, 200], 100
     data = None
@@ -166,6 +172,8 @@ def main() -> None:
         from precise_kpca.datasets import load
 
         data = load(args.dataset, data_dir=args.data_dir)
+        if args.rows:
+            data = data[: args.rows]
         args.gram, args.sizes, args.tier2_sizes = "quad", [len(data)], []
     if args.gram == "quad":
         args.tier2_sizes = []  # binary128 entries: tier 2's relative digits need the mp Gram's extra bits
@@ -178,7 +186,8 @@ def main() -> None:
     except ImportError:  # pragma: no cover
         threads = os.environ.get("OPENBLAS_NUM_THREADS", "?")
     print(f"BLAS threads: {threads}; dps {DPS}, top-k {K}; gram {args.gram}"
-          + (f"; data {args.dataset}" if data is not None else ""), flush=True)
+          + (f"; data {args.dataset}" if data is not None else "")
+          + (f" (first {len(data)} rows)" if args.rows else ""), flush=True)
     print(f"{'method':<34}{'N':>6}{'tier':>5}{'seconds':>11}{'vs eigsy':>12}{'vs eigh':>10}  digits [reference]",
           flush=True)
 

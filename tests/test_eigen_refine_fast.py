@@ -169,15 +169,16 @@ def test_group_second_order_contains_pencil_eigenvalues():
     # mutation: claiming the group orthogonal (ω = 0) drops the ω‖E‖ term and a true eigenvalue falls outside
     th, E, F = _pencil(1e-8)
     ctx, lam = _pencil_eigenvalues(th, E, F)
-    pr = SimpleNamespace(theta_hi=th, theta_lo=np.zeros_like(th), delta_g=0.0)
+    pr = SimpleNamespace(theta_hi=th, theta_lo=np.zeros_like(th), delta_g=0.0, S=E, R=F)
     omega = float(np.linalg.norm(F)) * (1 + 2.0**-40)
     e = float(np.linalg.norm(E)) * (1 + 2.0**-40)
     J = np.arange(len(th))
-    radii = er._Refiner._group_second_order(None, pr, J, E, F, omega, e, 1.0)
+    c = np.ones(len(th))  # S, G - I as given are already the c-scaled ones
+    radii = er._Refiner._group_second_order(None, pr, J, c, omega, e, 1.0)
     errors = [abs(lam[i] - ctx.mpf(float(th[i]))) for i in range(len(th))]
     assert all(err <= r for err, r in zip(errors, radii))
     assert max(radii) < 1e-3 * omega * th[0]  # second order: Ostrowski would give ≥ ω θ
-    wrong = er._Refiner._group_second_order(None, pr, J, E, F, 0.0, e, 1.0)
+    wrong = er._Refiner._group_second_order(None, pr, J, c, 0.0, e, 1.0)
     assert any(err > r for err, r in zip(errors, wrong))
 
 
@@ -265,8 +266,7 @@ def test_newton_vector_bound_second_order_and_mutation():
     v = Qm[:, j]  # exact unit eigenvector of λ_j (A was built from Q)
     true = float(min(ctx.norm(x - v), ctx.norm(x + v)))
     state = SimpleNamespace(n=n, a_rounding=0.0)
-    abs_mats = (np.abs(pr.S), np.abs(pr.R))
-    bound = er._Refiner._newton_vector_bound(state, pr, j, gap, g_min, omega, lift, 0.0, abs_mats)
+    bound = er._Refiner._newton_vector_bound(state, pr, j, gap, g_min, omega, lift, 0.0)
     residual = float(ctx.norm((Xm.T * (Qm * ctx.diag(lam) * Qm.T) * Xm - ctx.mpf(pr.theta_hi[j]) * G)[:, j]))
     davis_kahan = math.sqrt(2) * lift * residual / gap / math.sqrt(g_min)
     assert true <= bound <= 1e-4 * davis_kahan
@@ -274,6 +274,35 @@ def test_newton_vector_bound_second_order_and_mutation():
     for M in (pr.S, pr.R):
         M[:, j] = M[j, :] = 0.0
     pr.R[j, j] = float(G[j, j] - 1)
-    wrong = er._Refiner._newton_vector_bound(state, pr, j, gap, g_min, omega, lift, 0.0,
-                                             (np.abs(pr.S), np.abs(pr.R)))
+    wrong = er._Refiner._newton_vector_bound(state, pr, j, gap, g_min, omega, lift, 0.0)
     assert true > wrong
+
+
+# -- memory: column panels and row chunks ---------------------------------------------------------------------
+def test_panels_and_chunks_never_form_full_products(monkeypatch):
+    # N = 150 in column panels of 64 and row chunks of 1000 entries: no product sees more than 64 columns (no
+    # N×N fixed-point product is formed, the N = 5404 memory), and the result agrees with the unblocked one
+    n = 150
+    g = scaled_gaussian_gram_words(gaussian_data(n, seed=1), 2**10)
+    F = FixedMatrix.from_words([g.hi, g.lo], bits=er.input_bits(n, DPS))
+    whole = refine_eigensystem(F, dps=DPS, k=4, input_error=g.error_bound)
+    widths = []
+    matmul = er.ozaki.matmul
+
+    def recording(a, b, **kwargs):
+        widths.append(b.shape[1])
+        return matmul(a, b, **kwargs)
+
+    monkeypatch.setattr(er.ozaki, "matmul", recording)
+    monkeypatch.setattr(er, "_PANEL_BYTES", 1)
+    monkeypatch.setattr(er, "_CHUNK_ENTRIES", 1000)
+    res = refine_eigensystem(F, dps=DPS, k=4, input_error=g.error_bound)
+    assert widths and max(widths) <= 64
+    assert res.iterations == whole.iterations
+    norm = abs(whole.values[0])
+    assert max(res.given_value_error_bounds) <= norm * 10.0**-DPS
+    for a, b, ba, bb in zip(res.values, whole.values, res.given_value_error_bounds, whole.given_value_error_bounds):
+        assert abs(a - b) <= ba + bb
+    for c in range(4):
+        diff = math.sqrt(sum((res.vectors[i, c] - whole.vectors[i, c]) ** 2 for i in range(n)))
+        assert diff <= res.given_vector_error_bounds[c] + whole.given_vector_error_bounds[c] <= 2 * 10.0**-DPS

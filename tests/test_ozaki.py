@@ -128,6 +128,30 @@ def test_matmul_exact_at_the_digit_width_limit(sign):
     assert same_value(matmul(wide, b_), a_int.dot(b_int), ea + eb)
 
 
+@pytest.mark.parametrize("width", [22, 27])
+def test_wide_digits_chunk_the_inner_dimension(width):
+    # inner 4100 > 2048: 22-bit digits (wider ones re-split to 22) on chunks of at most 2048, every chunk's slice
+    # products of near-maximal digits close to 2**53, summed in int64: still exact, also symmetric and column dots
+    k = 4100
+    assert ozaki.chunked_digit_bits(k) == 22 and digit_bits_for(k) == 21
+    rng = np.random.default_rng(width)
+    top = 2.0 ** (width - 1)
+    # near-maximal digits with full significands: a chunk longer than 2048 would round in float64
+    da = top - rng.integers(0, 1000, (3, 5, k))
+    db = top - rng.integers(0, 1000, (3, k, 4))
+    da[1, :, ::3] *= -1
+    db[2, 1::2] *= -1
+    a, b = FixedMatrix(da, 0, width), FixedMatrix(db, 0, width)
+    (ai, ea), (bi, eb) = a.to_integers(), b.to_integers()
+    assert same_value(matmul(a, b), ai.dot(bi), ea + eb)
+    assert same_value(matmul(b.T, b), bi.T.dot(bi), 2 * eb)
+    c = matmul(a, b, grid=ea + eb + 30)
+    assert max_error(c, ai.dot(bi), ea + eb) <= c.error_bound
+    ints, exp2 = column_dots(b, b)
+    assert all(int(v) * Fraction(2) ** exp2 == sum(x * x for x in bi[:, j]) * Fraction(2) ** (2 * eb)
+               for j, v in enumerate(ints))
+
+
 @pytest.mark.parametrize("thin", [0, 64])
 @pytest.mark.parametrize("bits", [None, 70])
 def test_matmul_slice_schedules_agree(monkeypatch, thin, bits):
@@ -179,6 +203,94 @@ def test_matmul_truncated_is_tight_and_skips_work():
     err = max(abs(x) for x in (fractions(c) - exact).ravel())
     assert err <= c.error_bound <= 0.75 * 2.0 ** (c.exponent - 60)
     assert err > 0.25 * 2.0 ** (c.exponent - 60)  # a real rounding happened: the bound is not vacuous
+
+
+@FAST
+@given(product_case(), st.integers(-400, 300))
+def test_matmul_on_a_grid_within_bound(case, grid):
+    a_int, ea, da, b_int, eb, db = case
+    a = FixedMatrix.from_integers(a_int, ea, digit_bits=da)
+    b = FixedMatrix.from_integers(b_int, eb, digit_bits=db)
+    c = matmul(a, b, grid=grid)
+    exact = a_int.dot(b_int) * Fraction(2) ** (ea + eb)
+    g = Fraction(2) ** grid
+    err = max((abs(x) for x in (fractions(c) - exact).ravel()), default=0)
+    assert err <= c.error_bound <= Fraction(3, 4) * g
+    assert all(x / g == int(x / g) for x in fractions(c).ravel())  # on the absolute grid
+    if c.error_bound <= g / 2:  # no slice product skipped: the exact product rounded to nearest (ties up)
+        assert all(v == round_half_up(x, grid) for v, x in zip(fractions(c).ravel(), exact.ravel()))
+    assert max((abs(x) for x in exact.ravel()), default=0) <= Fraction(2) ** (c.exponent - 1)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_matmul_on_a_grid_rounds_exactly_with_low_levels_left_out(seed):
+    # two 10-bit digits per operand: grids just above the last product level leave it out (floor-carried)
+    # without skipping it, and the result must still be the exact product rounded to nearest, ties up
+    rng = np.random.default_rng(seed)
+    a_int = np.array([[int(v) for v in row] for row in rng.integers(-2**19, 2**19, (4, 3))], dtype=object)
+    b_int = np.array([[int(v) for v in row] for row in rng.integers(-2**19, 2**19, (3, 5))], dtype=object)
+    a_int[0, 0] = b_int[0, 0] = 2**19 - 1  # ties and full-width digits
+    a = FixedMatrix.from_integers(a_int, -20, digit_bits=10)
+    b = FixedMatrix.from_integers(b_int, -20, digit_bits=10)
+    exact = a_int.dot(b_int) * Fraction(2) ** -40
+    base = a.exponent + b.exponent - 20
+    checked = 0
+    for grid in range(base - 12, base + 3):
+        c = matmul(a, b, grid=grid)
+        if c.error_bound <= Fraction(2) ** (grid - 1):
+            checked += 1
+            assert all(v == round_half_up(x, grid) for v, x in zip(fractions(c).ravel(), exact.ravel()))
+    assert checked >= 5
+
+
+def test_matmul_column_panels_on_one_grid_agree():
+    # panels of a product on one absolute grid hold the whole product's entries (the refinement's panels)
+    rng = np.random.default_rng(4)
+    a = FixedMatrix.from_float64(rng.normal(size=(50, 80)), bits=120)
+    # columns of very different sizes: the panels' own exponents differ, their grid does not
+    b = FixedMatrix.from_float64(rng.normal(size=(80, 30)) * np.exp2(-np.arange(30) * 3.0), bits=150)
+    whole = fractions(matmul(a, b, grid=-90))
+    for cols in (slice(0, 7), slice(7, 20), slice(20, 30)):
+        part = matmul(a, FixedMatrix(b.digits[:, :, cols], b.exponent, b.digit_bits), grid=-90)
+        assert np.all(fractions(part) == whole[:, cols])
+    with pytest.raises(ValueError, match="bits or grid"):
+        matmul(a, b, bits=10, grid=-90)
+
+
+def test_rounded_to_a_given_exponent():
+    rng = np.random.default_rng(6)
+    x = FixedMatrix.from_float64(rng.normal(size=(6, 5)) * 0.2, bits=90)
+    y = x.rounded(40, exponent=x.exponent + 3)  # the grid 2**(exponent + 3 - 40), held with a larger exponent
+    assert y.exponent == x.exponent + 3 and y.n_digits == -(-40 // y.digit_bits)
+    g = Fraction(2) ** (x.exponent + 3 - 40)
+    assert all(v == round_half_up(u, x.exponent + 3 - 40) for v, u in zip(fractions(y).ravel(), fractions(x).ravel()))
+    assert y.error_bound <= x.error_bound + g / 2
+    with pytest.raises(ValueError, match="does not fit"):
+        (x.scaled2(8)).rounded(40, exponent=x.exponent)
+
+
+def test_to_double_word():
+    rng = np.random.default_rng(9)
+    x = FixedMatrix.from_float64(rng.normal(size=(7, 6)) * np.exp2(rng.integers(-60, 0, (7, 6))), bits=200)
+    hi, lo = x.to_double_word()
+    assert np.array_equal(hi, x.to_float64())
+    exact = fractions(x)
+    for h, l, v in zip(hi.ravel(), lo.ravel(), exact.ravel()):
+        assert abs(Fraction(h) + Fraction(l) - v) <= 3 * x.n_digits**2 * Fraction(2) ** -106 * abs(v)
+        assert abs(l) <= abs(h) * 2.0**-52
+
+
+@pytest.mark.parametrize("block", [1, 7, 1 << 20])
+def test_from_words_row_blocks(monkeypatch, block):
+    # from_words works by row blocks (bounded memory at N = 5404): every blocking gives the same matrix
+    rng = np.random.default_rng(8)
+    hi = rng.normal(size=(9, 7)) * np.exp2(rng.integers(-40, 4, (9, 7)))
+    lo = hi * 2.0**-53 * rng.uniform(-1, 1, (9, 7))
+    whole = FixedMatrix.from_words([hi, lo], bits=100)
+    monkeypatch.setattr(ozaki, "_BLOCK_ENTRIES", block)
+    part = FixedMatrix.from_words([hi, lo], bits=100)
+    assert part.exponent == whole.exponent and part.error_bound == whole.error_bound
+    assert np.array_equal(part.digits, whole.digits)
 
 
 @FAST

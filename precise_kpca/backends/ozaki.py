@@ -7,15 +7,18 @@ A real matrix is held in block fixed point (:class:`FixedMatrix`): one exponent 
 
 stored as float64 arrays. With ``b <= digit_bits_for(inner)`` the float64 GEMM of two slices is exact: every
 partial sum is an integer of magnitude at most ``inner * 2**(2b-2) <= 2**53``, whatever the summation order or
-FMA use of the BLAS. A product of two fixed-point matrices is therefore a sum of exact slice GEMMs; the GEMMs of
-one level ``l + m`` are summed in int64 and carried into balanced digits, least significant level first.
+FMA use of the BLAS. Wider digits (up to ``chunked_digit_bits(inner)``, 22 bits) split the inner dimension into
+chunks for which that holds and sum the chunks' GEMMs in int64: fewer digits, fewer GEMMs. A product of two
+fixed-point matrices is therefore a sum of exact slice GEMMs; the GEMMs of one level ``l + m`` are summed in int64
+and carried into balanced digits, least significant level first.
 
 Guarantees. ``matmul(a, b)``, ``column_dots``, ``+``, ``-``, negation, ``.T``, ``scaled2``, ``take_columns``,
 ``from_integers``/``to_integers`` and re-splitting to other digit widths are exact. ``from_float64``,
 ``from_words``, ``rounded`` and ``matmul(..., bits=p)`` round to nearest on a stated grid (ties toward +∞),
 ``matmul(..., bits=p)`` also skips slice products whose total is below a quarter of that grid; the entrywise
 error each of them commits is bounded rigorously and accumulated in :attr:`FixedMatrix.error_bound`.
-``to_float64`` is faithful, ``to_words`` has a bounded relative error (see their docstrings).
+``to_float64`` is faithful, ``to_double_word`` and ``to_words`` have bounded relative errors (see their
+docstrings).
 
 Exponents: the constructors choose the least ``e`` with ``max |value| <= 2**(e-1)`` (balanced digits hold every
 multiple of the last digit's unit in that range); any balanced digits give ``|value| < 2**(e-1) (1 + 2**(1-b))``.
@@ -25,9 +28,9 @@ Threads: slice GEMMs below ``2**25`` multiply-adds run on one BLAS thread (scope
 use the caller's BLAS setting.
 
 API: :class:`FixedMatrix` (``from_float64``, ``from_words``, ``from_integers``, ``to_integers``, ``to_float64``,
-``to_words``, ``rounded``, ``with_digit_bits``, ``scaled2``, ``take_columns``, ``max_abs_bound``, ``.T``, ``-a``,
+``to_double_word``, ``to_words``, ``rounded``, ``with_digit_bits``, ``scaled2``, ``take_columns``, ``max_abs_bound``, ``.T``, ``-a``,
 ``a + b``, ``a - b``, ``a @ b``), :func:`matmul`, :func:`matmul_transpose_self`, :func:`column_dots`,
-:func:`digit_bits_for`.
+:func:`digit_bits_for`, :func:`chunked_digit_bits`.
 """
 from __future__ import annotations
 
@@ -43,7 +46,23 @@ _MAX_DIGIT_BITS = 27  # one product of two 27-bit balanced digits is 2**52: the 
 _STACK_BYTES = 1 << 26  # thin products whose slice GEMM results all fit in this many bytes do them side by side
 _THIN = 64  # at most this many columns of b (rows of a) make a product thin
 _SMALL_GEMM = 1 << 25  # slice GEMMs with fewer multiply-adds run on one BLAS thread
+# longest inner-dimension chunk of the slice GEMMs of digits wider than digit_bits_for(inner): 22-bit digits on
+# chunks of at most 2048 (measured at N = 5404, 1351 columns: three chunks of 1802 at 97 % of an unchunked GEMM's
+# speed; 23 bits on chunks of 512: 86 %, which eats most of the saving of fewer digits)
+_INNER_CHUNK = 2048
+_BLOCK_ENTRIES = 1 << 20  # entries per row block of from_words (its levels are digits + 1 times that)
 _controller = None
+
+
+def chunked_digit_bits(inner: int) -> int:
+    """The widest digits :func:`matmul` multiplies without re-splitting them: ``digit_bits_for(inner)``, or for an
+    inner dimension above ``_INNER_CHUNK`` the width whose slice GEMMs are exact on chunks of that length (summed
+    in int64).
+
+    >>> chunked_digit_bits(200), chunked_digit_bits(5404)
+    (23, 22)
+    """
+    return digit_bits_for(min(max(1, int(inner)), _INNER_CHUNK))
 
 
 def digit_bits_for(inner: int) -> int:
@@ -323,32 +342,42 @@ class FixedMatrix:
         bits = _check_bits(bits)
         b = _check_digit_bits(digit_bits_for(max(words[0].shape)) if digit_bits is None else digit_bits)
         c = len(words)
-        total = np.zeros(words[0].shape)
-        absolute = np.zeros(words[0].shape)
-        for w in words:
-            total += w
-            absolute += np.abs(w)
+        shape = words[0].shape
+        n = -(-bits // b)
+        # row blocks: the int64 levels and float digits of a block are (n + 1) times its size
+        blocks = [slice(i, min(shape[0], i + max(1, _BLOCK_ENTRIES // max(1, shape[1]))))
+                  for i in range(0, shape[0], max(1, _BLOCK_ENTRIES // max(1, shape[1])))]
         # |Σ words| <= |fl(Σ)| + (c-1) u Σ|w| (recursive summation); each word must fit the exponent on its own too
         slack = (c - 1) * 2.0**-52 * (1 + 2.0**-40)
-        top = max(float(np.max(np.abs(total) + slack * absolute, initial=0.0)),
-                  max(float(np.max(np.abs(w), initial=0.0)) for w in words))
+        top = 0.0
+        for I in blocks:
+            total = np.zeros((I.stop - I.start, shape[1]))
+            absolute = np.zeros_like(total)
+            for w in words:
+                total += w[I]
+                absolute += np.abs(w[I])
+                top = max(top, float(np.max(np.abs(w[I]), initial=0.0)))
+            top = max(top, float(np.max(np.abs(total) + slack * absolute, initial=0.0)))
         e = _exponent_for(top) if top else 0
-        n = -(-bits // b)
         grid = e - bits
-        # exact digits of every word on the guard grid 2**(grid - b), one digit below the kept ones
-        levels = np.zeros((n + 1,) + words[0].shape, dtype=np.int64)
-        rests = []
-        for w in words:
-            d, rest = _float_digits(w, e, b, n + 1, grid - b)
-            levels += d.astype(np.int64)
-            rests.append(np.ldexp(rest, b - grid))  # in guard-grid units, |rest| <= 1/2
-        floor_rest = _floor_of_sum(rests)
-        np.left_shift(floor_rest, (grid - b) - (e - b * (n + 1)), out=floor_rest)
-        levels[-1] += floor_rest
-        digits, prefix = _normalize(levels, b)
-        exact_levels, inexact = _levels(digits, b, e + b * prefix, b_dst=b, e_dst=e, n_dst=n, grid=grid)
-        inexact = inexact or any(bool(np.any(r)) for r in rests)
-        out, _ = _normalize(exact_levels, b)
+        out = np.empty((n,) + shape)
+        inexact = False
+        for I in blocks:
+            # exact digits of every word on the guard grid 2**(grid - b), one digit below the kept ones
+            levels = np.zeros((n + 1, I.stop - I.start, shape[1]), dtype=np.int64)
+            rests = []
+            for w in words:
+                d, rest = _float_digits(w[I], e, b, n + 1, grid - b)
+                levels += d.astype(np.int64)
+                rests.append(np.ldexp(rest, b - grid))  # in guard-grid units, |rest| <= 1/2
+            del d
+            floor_rest = _floor_of_sum(rests)
+            np.left_shift(floor_rest, (grid - b) - (e - b * (n + 1)), out=floor_rest)
+            levels[-1] += floor_rest
+            digits, prefix = _normalize(levels, b)
+            exact_levels, rounded = _levels(digits, b, e + b * prefix, b_dst=b, e_dst=e, n_dst=n, grid=grid)
+            inexact = inexact or rounded or any(bool(np.any(r)) for r in rests)
+            out[:, I] = _normalize(exact_levels, b)[0]  # the value fits n digits below e (e bounds it)
         return cls(out, e, b, 2.0 ** (grid - 1) if inexact else 0.0)
 
     @classmethod
@@ -404,6 +433,23 @@ class FixedMatrix:
         neighbours of the value (the nearest one unless the value lies that close to a midpoint). Valid in
         float64's normal range (digits below 2**-1074 are flushed).
         """
+        hi, lo = self._double_word_sum()
+        return np.ldexp(hi + lo, self.exponent)
+
+    def to_double_word(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(hi, lo)``: ``hi`` the faithful float64 of :meth:`to_float64`, ``hi + lo`` (exactly) the double-word sum
+        it was rounded from, within ``3 L² 2**-106`` relative of the value (normal range).
+
+        One pass over the digits: cheaper than ``to_words(2)``, whose exact remainder is within ``2**-104``.
+        """
+        hi, lo = self._double_word_sum()
+        s = hi + lo
+        lo -= s - hi  # FastTwoSum: |hi| >= |lo|, so hi + lo = s + lo' exactly
+        return np.ldexp(s, self.exponent), np.ldexp(lo, self.exponent)
+
+    def _double_word_sum(self) -> tuple[np.ndarray, np.ndarray]:
+        """The digits summed most significant first in double-word arithmetic (TwoSum), in units of
+        ``2**exponent``: every partial sum is at most 3 times the value (balanced digits)."""
         hi = np.zeros(self.shape)
         lo = np.zeros(self.shape)
         b = self.digit_bits
@@ -413,7 +459,7 @@ class FixedMatrix:
             bv = s - hi
             lo += (hi - (s - bv)) + (v - bv)
             hi = s
-        return np.ldexp(hi + lo, self.exponent)
+        return hi, lo
 
     def to_words(self, count: int) -> list[np.ndarray]:
         """``count`` float64 arrays whose exact sum approximates the value, each the faithful rounding of what
@@ -512,21 +558,29 @@ class FixedMatrix:
         return matmul(self, other)
 
     # -- rounding ---------------------------------------------------------------------------------------
-    def rounded(self, bits: int) -> "FixedMatrix":
+    def rounded(self, bits: int, *, exponent: int | None = None, digit_bits: int | None = None) -> "FixedMatrix":
         """The value rounded to the grid ``2**(exponent - bits)`` (nearest, ties toward +∞), with
         ``ceil(bits / digit_bits)`` digits; ``self`` if it already lies on a grid at least that fine.
 
         The exponent stays, unless a value above ``2**(exponent-1)`` rounds up past what the digits hold: then
         one leading digit is added (exponent + digit_bits; the grid is the same). ``error_bound`` grows by half
         the grid if anything was rounded away.
+
+        ``exponent``: hold the result with this exponent instead (e.g. to assemble column panels into one
+        matrix); ``ValueError`` if the rounded value does not fit its digits. ``digit_bits``: re-split to this
+        width (wider or narrower) in the same pass.
         """
         bits = _check_bits(bits)
-        if self.exponent - bits <= self.ulp_exp2:
+        b = self.digit_bits if digit_bits is None else _check_digit_bits(digit_bits)
+        e = self.exponent if exponent is None else int(exponent)
+        if exponent is None and b == self.digit_bits and self.exponent - bits <= self.ulp_exp2:
             return self
-        b, e = self.digit_bits, self.exponent
         n = -(-bits // b)
-        levels, inexact = _levels(self.digits, b, e, b_dst=b, e_dst=e, n_dst=n, grid=e - bits)
+        levels, inexact = _levels(self.digits, self.digit_bits, self.exponent, b_dst=b, e_dst=e, n_dst=n,
+                                  grid=e - bits)
         digits, prefix = _normalize(levels, b)
+        if prefix and exponent is not None:
+            raise ValueError(f"rounded: the value does not fit exponent {exponent} (|value| > 2**{exponent - 1})")
         bound = Fraction(self.error_bound) + (_pow2(e - bits - 1) if inexact else 0)
         return FixedMatrix(digits, e + b * prefix, b, _up(bound))
 
@@ -574,27 +628,46 @@ def _floor_of_sum(rests: list[np.ndarray]) -> np.ndarray:
 
 
 # -- products -----------------------------------------------------------------------------------------------
+def _common_width(widths: tuple[int, int], totals: tuple[int, int], inner: int) -> int:
+    """The digit width of a product: the narrower operand's, at most ``chunked_digit_bits(inner)``, and narrow
+    enough that a level's int64 sum of at most ``min(La, Lb)`` slice products (``inner 2**(2b-2)`` each, for
+    ``L = ceil(total bits / b)`` digits) stays below ``2**62``."""
+    bd = min(*widths, chunked_digit_bits(inner))
+    while bd > digit_bits_for(inner) and (min(-(-t // bd) for t in totals) + 1) * inner << (2 * bd - 2) >= 1 << 62:
+        bd -= 1
+    return bd
+
+
+def _chunk(inner: int, bd: int) -> int:
+    """The longest inner-dimension chunk whose slice GEMMs of ``bd``-bit digits are exact: c 2**(2(bd-1)) <= 2**53."""
+    return min(inner, 1 << (53 - 2 * (bd - 1)))
+
+
 def _common_split(a: FixedMatrix, b: FixedMatrix, inner: int) -> tuple[FixedMatrix, FixedMatrix, int]:
-    bd = min(a.digit_bits, b.digit_bits, digit_bits_for(inner))
+    bd = _common_width((a.digit_bits, b.digit_bits), (a.digit_bits * a.n_digits, b.digit_bits * b.n_digits), inner)
     return a.with_digit_bits(bd), b.with_digit_bits(bd), bd
 
 
 class _SliceProducts:
     """The exact slice GEMMs ``A[l] @ B[m]`` of a product, delivered level by level (``l + m == k``).
 
-    Thin products (few columns of ``B`` or few rows of ``A``) compute all of them first, as one GEMM per slice
-    of the wide operand against the side-by-side slices of the thin one, so the wide operand is read once
-    instead of once per slice of the thin one. Symmetric products ``aᵀa`` compute one GEMM per pair ``l <= m``
-    and add it with its transpose for the pair ``(m, l)``.
+    Digits wider than ``digit_bits_for(inner)`` split the inner dimension into chunks of ``chunk`` (each chunk's
+    GEMM exact in float64) whose results are summed in int64. Thin products (few columns of ``B`` or few rows of
+    ``A``, unchunked) compute all GEMMs first, as one GEMM per slice of the wide operand against the side-by-side
+    slices of the thin one, so the wide operand is read once instead of once per slice of the thin one.
+    Symmetric products ``aᵀa`` compute one GEMM per pair ``l <= m`` and add it with its transpose for the pair
+    ``(m, l)``.
     """
 
-    def __init__(self, A: np.ndarray, B: np.ndarray, kmax: int, symmetric: bool):
+    def __init__(self, A: np.ndarray, B: np.ndarray, kmax: int, symmetric: bool, chunk: int):
         self.A, self.B, self.symmetric = A, B, symmetric
         La, Lb = A.shape[0], B.shape[0]
         n, inner, m = A.shape[1], A.shape[2], B.shape[2]
+        count = -(-inner // chunk)  # equal chunks: no short last GEMM
+        self.chunks = [slice(inner * c // count, inner * (c + 1) // count) for c in range(count)]
         self.cache = {}
         self.buf = None
-        if symmetric or La * Lb * n * m * 8 > _STACK_BYTES or min(n, m) > _THIN:
+        if len(self.chunks) > 1 or symmetric or La * Lb * n * m * 8 > _STACK_BYTES or min(n, m) > _THIN:
             return
         if m <= n:
             side_by_side = np.ascontiguousarray(B.transpose(1, 0, 2)).reshape(inner, Lb * m)
@@ -609,25 +682,29 @@ class _SliceProducts:
                 g = stacked[: h * n] @ B[j]
                 self.cache.update({(l, j): g[l * n : (l + 1) * n] for l in range(h)})
 
-    def gemm(self, l: int, m: int) -> np.ndarray:
+    def add(self, l: int, m: int, acc: np.ndarray, both: bool = False) -> None:
+        """acc += A[l] @ B[m] (and its transpose if ``both``), exactly: int64, every chunk's GEMM entry an
+        integer of magnitude <= 2**53."""
         g = self.cache.pop((l, m), None)
-        if g is None:
-            if self.buf is None:
-                self.buf = np.empty((self.A.shape[1], self.B.shape[2]))
-            g = np.matmul(self.A[l], self.B[m], out=self.buf)
-        return g
+        for part in [g] if g is not None else (self._gemm(l, m, c) for c in self.chunks):
+            np.add(acc, part, out=acc, dtype=np.int64, casting="unsafe")
+            if both:
+                np.add(acc, part.T, out=acc, dtype=np.int64, casting="unsafe")
+
+    def _gemm(self, l: int, m: int, c: slice) -> np.ndarray:
+        """A[l] @ B[m] over the inner chunk c, into a reused buffer."""
+        if self.buf is None:
+            self.buf = np.empty((self.A.shape[1], self.B.shape[2]))
+        return np.matmul(self.A[l][:, c], self.B[m][c], out=self.buf)
 
     def add_level(self, k: int, acc: np.ndarray) -> None:
-        """acc += Σ_{l+m=k} A[l] @ B[m] (int64; every GEMM entry is an integer of magnitude <= 2**53)."""
+        """acc += Σ_{l+m=k} A[l] @ B[m] (int64)."""
         La, Lb = self.A.shape[0], self.B.shape[0]
         for l in range(max(0, k - Lb + 1), min(La, k + 1)):
             m = k - l
             if self.symmetric and l > m:
                 continue
-            g = self.gemm(l, m)
-            np.add(acc, g, out=acc, dtype=np.int64, casting="unsafe")
-            if self.symmetric and l < m:
-                np.add(acc, g.T, out=acc, dtype=np.int64, casting="unsafe")
+            self.add(l, m, acc, both=self.symmetric and l < m)
 
 
 def _one_thread_if_small(work: int):
@@ -641,12 +718,17 @@ def _one_thread_if_small(work: int):
     return _controller.limit(limits=1, user_api="blas")
 
 
-def _product_digits(slices: _SliceProducts, b: int, base: int, kmax: int):
+def _product_digits(slices: _SliceProducts, b: int, base: int, kmax: int, grid: int | None = None):
     """Balanced digits and exponent of ``2**base Σ_{l+m<=kmax} A[l] @ B[m] 2**(-b(l+m))``, leading zero digits
-    dropped.
+    dropped, and whether a nonzero remainder was left out (see ``grid``).
 
     One int64 accumulator is filled level by level, least significant first; once a level is complete its low
     digit is split off and the rest is the carry into the next level.
+
+    ``grid``: the value is only wanted rounded to nearest on ``2**grid`` (ties upward). Levels below the last one
+    whose unit is at most ``2**(grid-1)`` are then carried by floor division and not kept: the value is the kept
+    digits plus a remainder in ``[0, u)``, ``u`` the last kept unit, and since the kept digits and every rounding
+    threshold ``(j + ½) 2**grid`` are multiples of ``u``, that remainder cannot change the rounding.
     """
     A, B = slices.A, slices.B
     La, Lb, inner = A.shape[0], B.shape[0], A.shape[2]
@@ -657,11 +739,18 @@ def _product_digits(slices: _SliceProducts, b: int, base: int, kmax: int):
     t = 1
     while bound > 1 << (b * (t + 1) - 1):
         t += 1
-    out = np.empty((kmax + 1 + t, n, m))
+    # level k's digit has unit 2**(base - b k): keep levels up to the first whose unit is at most 2**(grid-1)
+    keep = kmax if grid is None else min(kmax, max(0, -(-(base - grid + 1) // b)))
+    out = np.empty((keep + 1 + t, n, m))
     acc = np.zeros((n, m), dtype=np.int64)
+    left_out = False
     for k in range(kmax, -1, -1):
         slices.add_level(k, acc)
-        out[k + t] = _split_low(acc, b)
+        if k > keep:
+            left_out = left_out or bool(np.any(np.bitwise_and(acc, (1 << b) - 1)))
+            np.right_shift(acc, b, out=acc)
+        else:
+            out[k + t] = _split_low(acc, b)
     for i in range(t - 1, 0, -1):
         out[i] = _split_low(acc, b)
     out[0] = _split_top(acc, b)
@@ -672,7 +761,7 @@ def _product_digits(slices: _SliceProducts, b: int, base: int, kmax: int):
     lead = 0
     while lead < out.shape[0] - 1 and not out[lead].any():
         lead += 1
-    return out[lead:], e - b * lead
+    return out[lead:], e - b * lead, left_out
 
 
 def _propagated(a: FixedMatrix, b: FixedMatrix, inner: int) -> Fraction:
@@ -684,66 +773,86 @@ def _propagated(a: FixedMatrix, b: FixedMatrix, inner: int) -> Fraction:
     return inner * (ma * db + da * mb + da * db)
 
 
-def matmul(a: FixedMatrix, b: FixedMatrix, *, bits: int | None = None) -> FixedMatrix:
-    """The product ``a @ b``: exact, or rounded to ``bits`` bits below its exponent with a rigorous error bound.
+def matmul(a: FixedMatrix, b: FixedMatrix, *, bits: int | None = None, grid: int | None = None) -> FixedMatrix:
+    """The product ``a @ b``: exact, or rounded to a grid with a rigorous error bound.
 
     Parameters
     ----------
     a : FixedMatrix, shape (n, k)
     b : FixedMatrix, shape (k, m)
     bits : int, optional
-        ``None``: the exact product (``La + Lb - 1`` levels of digits, plus carries). Otherwise the result's
-        exponent ``E`` is the least with ``B + ¾ 2**(E-bits) <= 2**(E-1)``, ``B`` an exact bound on
-        ``max |a @ b|`` from the leading slice product; slice GEMMs of the levels whose total contribution is
-        below ``¼ 2**(E-bits)`` are skipped, and the sum of the others is rounded to the grid ``2**(E-bits)``
-        (nearest, ties toward +∞).
+        ``None`` (and no ``grid``): the exact product (``La + Lb - 1`` levels of digits, plus carries).
+        Otherwise the result's exponent ``E`` is the least with ``B + ¾ 2**(E-bits) <= 2**(E-1)``, ``B`` an
+        exact bound on ``max |a @ b|`` from the leading slice product; slice GEMMs of the levels whose total
+        contribution is below ``¼ 2**(E-bits)`` are skipped, and the sum of the others is rounded to the grid
+        ``2**(E-bits)`` (nearest, ties toward +∞).
+    grid : int, optional
+        Instead of ``bits``: round to the absolute grid ``2**grid``, ``E`` the least with
+        ``B + ¾ 2**grid <= 2**(E-1)``. Column panels of one product computed on one grid hold the entries of the
+        whole product rounded on it (their exponents may differ).
 
     Returns
     -------
     FixedMatrix, shape (n, m)
         ``error_bound`` = inherited error ``k (|a| δb + δa |b| + δa δb)`` + skipped terms' bound + half the grid
-        if the rounding was inexact: at most ``¾ 2**(E-bits)`` plus the inherited part.
+        if the rounding was inexact: at most ``¾`` of the grid plus the inherited part.
 
     Notes
     -----
     Both operands are first re-split (exactly) to the common digit width ``min(their widths,
-    digit_bits_for(k))``. Each slice product is one float64 GEMM, exact by that width.
+    chunked_digit_bits(k))`` (narrower if a level's int64 sum could reach ``2**62``). Each slice product is one
+    float64 GEMM, or for digits wider than ``digit_bits_for(k)`` one per chunk of the inner dimension, exact by
+    that width.
     """
     if not isinstance(a, FixedMatrix) or not isinstance(b, FixedMatrix):
         raise ValueError(f"matmul needs two FixedMatrix operands, got {type(a).__name__} and {type(b).__name__}")
     if a.shape[1] != b.shape[0]:
         raise ValueError(f"matmul: a has shape {a.shape} and b has shape {b.shape}: inner dimensions differ")
+    if bits is not None and grid is not None:
+        raise ValueError("matmul: give bits or grid, not both")
     if bits is not None:
         bits = _check_bits(bits)
+    if grid is not None:
+        if isinstance(grid, bool) or not isinstance(grid, (int, np.integer)):
+            raise ValueError(f"grid must be an integer, got {grid!r}")
+        grid = int(grid)
     inner = a.shape[1]
     inherited = _propagated(a, b, inner)
     symmetric = _is_transpose_of(a, b)
     if symmetric:  # re-split once, and keep the two operands views of one array
-        b = b.with_digit_bits(min(b.digit_bits, digit_bits_for(inner)))
+        total = b.digit_bits * b.n_digits
+        b = b.with_digit_bits(_common_width((b.digit_bits, b.digit_bits), (total, total), inner))
         a, bd = b.T, b.digit_bits
     else:
         a, b, bd = _common_split(a, b, inner)
     with _one_thread_if_small(a.shape[0] * inner * b.shape[1]):
-        return _matmul(a, b, bd, bits, symmetric, inherited)
+        return _matmul(a, b, bd, bits, grid, symmetric, inherited)
 
 
-def _matmul(a: FixedMatrix, b: FixedMatrix, bd: int, bits: int | None, symmetric: bool, inherited: Fraction):
+def _matmul(a: FixedMatrix, b: FixedMatrix, bd: int, bits: int | None, grid: int | None, symmetric: bool,
+            inherited: Fraction):
     """:func:`matmul` on validated operands already re-split to the common digit width ``bd``."""
     inner = a.shape[1]
     A, B = a.digits, b.digits
     La, Lb = A.shape[0], B.shape[0]
     base = a.exponent + b.exponent - 2 * bd  # unit of the level-0 slice product A[0] @ B[0]
-    if bits is None:
+    chunk = _chunk(inner, bd)
+    if bits is None and grid is None:
         kmax = La + Lb - 2
-        digits, e = _product_digits(_SliceProducts(A, B, kmax, symmetric), bd, base, kmax)
+        digits, e, _ = _product_digits(_SliceProducts(A, B, kmax, symmetric, chunk), bd, base, kmax)
         return FixedMatrix(digits, e, bd, _up(inherited))
-    p0 = np.matmul(A[0], B[0])
+    p0 = np.zeros((A.shape[1], B.shape[2]), dtype=np.int64)
+    _SliceProducts(A, B, 0, False, chunk).add(0, 0, p0)
     gemm_bound = inner << (2 * bd - 2)  # |entries of one slice GEMM|
     # every pair (l, m) != (0, 0) adds at most gemm_bound 2**(-bd(l+m)) units of 2**base
     others = _geometric(bd, La) * _geometric(bd, Lb) - 1
-    bound = (Fraction(float(np.max(np.abs(p0), initial=0.0))) + gemm_bound * others) * _pow2(base)
-    E = _result_exponent(bound, bits)
-    grid = E - bits
+    bound = (Fraction(int(np.max(np.abs(p0), initial=0))) + gemm_bound * others) * _pow2(base)
+    if grid is None:
+        E = _result_exponent(bound, bits)
+        grid = E - bits
+    else:
+        E = _exponent_on_grid(bound, grid)
+        bits = E - grid
     # skip the least significant levels while their total stays within a quarter of the grid
     kmax, skipped = La + Lb - 2, Fraction(0)
     while kmax > 0:
@@ -751,13 +860,14 @@ def _matmul(a: FixedMatrix, b: FixedMatrix, bd: int, bits: int | None, symmetric
         if more > _pow2(grid - 2):
             break
         kmax, skipped = kmax - 1, more
-    slices = _SliceProducts(A, B, kmax, symmetric)
+    slices = _SliceProducts(A, B, kmax, symmetric, chunk)
     slices.cache.setdefault((0, 0), p0)
     del p0
-    digits, e = _product_digits(slices, bd, base, kmax)
+    digits, e, left_out = _product_digits(slices, bd, base, kmax, grid)
     del slices
     n = -(-bits // bd)
     levels, inexact = _levels(digits, bd, e, b_dst=bd, e_dst=E, n_dst=n, grid=grid)
+    inexact = inexact or left_out
     del digits
     out, prefix = _normalize(levels, bd)
     error = inherited + skipped + (_pow2(grid - 1) if inexact else 0)
@@ -802,6 +912,15 @@ def _result_exponent(bound: Fraction, bits: int) -> int:
     return E
 
 
+def _exponent_on_grid(bound: Fraction, grid: int) -> int:
+    """The least E > grid with bound + ¾ 2**grid <= 2**(E-1)."""
+    total = bound + Fraction(3, 4) * _pow2(grid)
+    E = max(grid + 1, total.numerator.bit_length() - total.denominator.bit_length())
+    while total > _pow2(E - 1):
+        E += 1
+    return E
+
+
 def two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Dekker's TwoProduct, elementwise: ``a·b = hi + lo`` exactly, ``hi = fl(a·b)``.
 
@@ -841,10 +960,13 @@ def column_dots(a: FixedMatrix, b: FixedMatrix) -> tuple[np.ndarray, int]:
     a, b, bd = _common_split(a, b, n)
     La, Lb = a.n_digits, b.n_digits
     levels = np.zeros((La + Lb - 1, m), dtype=np.int64)
+    chunk = _chunk(n, bd)
     for l in range(La):
         for k in range(Lb):
-            # products exact, partial sums integers <= n 2**(2bd-2) <= 2**53: exact in any order
-            levels[l + k] += np.einsum("ij,ij->j", a.digits[l], b.digits[k]).astype(np.int64)
+            for c in range(0, n, chunk):
+                # products exact, partial sums integers <= chunk 2**(2bd-2) <= 2**53: exact in any order
+                rows = slice(c, c + chunk)
+                levels[l + k] += np.einsum("ij,ij->j", a.digits[l][rows], b.digits[k][rows]).astype(np.int64)
     acc = np.zeros(m, dtype=object)
     for row in levels:
         acc = acc * (1 << bd) + row.astype(object)

@@ -40,8 +40,8 @@ Algorithm (Ogita & Aishima 2018, with the cluster treatment of Ogita & Aishima 2
 """
 from __future__ import annotations
 
-import dataclasses
 import math
+import time
 from dataclasses import dataclass, field
 
 import mpmath
@@ -64,6 +64,10 @@ _MAX_ITERATIONS = 40
 # tier 1: bits of A beyond target, 2 log2 N (Frobenius-to-entry factors of the products) and the top-k gaps
 _A_GUARD = 8
 _DEBUG = False
+_PANEL_BYTES = 1 << 31  # about the working set of one column panel of the N×N products (int64 levels and digits):
+# at N = 5404 four panels of 1351 columns, whose slice GEMMs run at 98 % of the full width's speed (414: 80 %)
+_CHUNK_ENTRIES = 1 << 21  # entries of one row chunk of the N×N float64 work in bounds and corrections
+_X_EXPONENT = 2  # the basis is held with entries below 2 (a near-orthonormal basis has them near or below 1)
 
 
 @dataclass
@@ -113,20 +117,23 @@ class RefinedEigensystem:
 
 @dataclass
 class _Products:
-    """``S ≈ XᵀAX`` and ``G ≈ XᵀX`` of the current basis (fixed point, entrywise error bounds) and read-outs."""
+    """Read-outs of ``S ≈ XᵀAX`` and ``G ≈ XᵀX`` of the current basis (fixed-point products, computed column
+    panel by column panel and not kept: ``S_fix``, ``G_fix`` below name those products)."""
 
-    S_fix: ozaki.FixedMatrix  # error_bound: entrywise bound on |S_fix - XᵀA_usedX| (P rounding included)
-    G_fix: ozaki.FixedMatrix
     s_diag: list  # exact diagonal of S_fix: integers, S_fix_ii = s * 2**s_exp
     g_diag: list  # exact diagonal of XᵀX (column dots): integers, G_ii = g * 2**g_exp
     s_exp: int
     g_exp: int
-    S: np.ndarray  # float64, symmetrised, normalised units
-    R: np.ndarray  # float64, G - I (diagonal from the exact column dots)
+    S: np.ndarray  # float64 of (S_fix + S_fixᵀ)/2, normalised units
+    R: np.ndarray  # float64, G - I (diagonal from the exact column dots; off it the faithful G_fix)
     theta_hi: np.ndarray  # Rayleigh quotients S_fix_ii / G_ii as double-double (hi + lo)
     theta_lo: np.ndarray
-    delta_s: float  # entrywise error bound of S_fix
+    delta_s: float  # entrywise error bound of S_fix (against XᵀA_usedX: P's rounding included)
     delta_g: float  # entrywise error bound of G_fix off the diagonal (the diagonal is exact)
+    # second words (for the shifted cluster blocks): (S_fix + S_fixᵀ)/2 ≈ S + s_lo and G_fix ≈ R + g_lo off the
+    # diagonal, within about 2**-98 relative (FixedMatrix.to_double_word); all four arrays exactly symmetric
+    s_lo: np.ndarray | None = None
+    g_lo: np.ndarray | None = None
 
 
 def refine_eigensystem(A, *, dps: int, tier: int = 1, k: int | None = None, max_bits: int | None = None,
@@ -258,9 +265,11 @@ class _Refiner:
         self.V0 = V[:, order]
         del V
         self.a_norm = float(np.max(np.abs(w)))
-        self.p_top = float(np.max(np.abs(A_float @ self.V0)))  # ≈ max |AX| (sets P's grid)
         del A_float
         self.target = 10.0**-dps
+        # digits of A and X: the widest the products take without re-splitting (22 bits on inner chunks of at
+        # most 2048 beyond N = 2048: at N = 5404 about 10 % fewer slice GEMMs than 21 bits)
+        self.digit_bits = ozaki.chunked_digit_bits(n)
         if tier == 1:
             target_bits = math.ceil(dps * LOG2_10)
             log2n = max(1, math.ceil(math.log2(n)))
@@ -269,12 +278,13 @@ class _Refiner:
                 want = min(want, max_bits)
             if want < a_bits:
                 # round to the grid 2**-want (normalised units): one more symmetric perturbation
-                A_read = _exact(A_read.rounded(A_read.exponent + want))
+                A_read = _exact(A_read.rounded(A_read.exponent + want, digit_bits=self.digit_bits))
                 read_rounding += n * 2.0 ** -(want + 1)
                 a_bits = want
+        # exactly, in the refinement's digit width (on the same grid)
+        A_read = A_read.rounded(A_read.exponent + a_bits, digit_bits=self.digit_bits)
         self.a_bits = a_bits
         self.A_full = _exact(A_read)
-        self._a_cache = {a_bits: self.A_full}
         self.a_rounding = read_rounding
         # Eigenvalues within a few hundred roundings of A's fixed point are noise; for tier 1 so is everything
         # far below the absolute target. They form one cluster whose block is rotated, never split.
@@ -285,14 +295,15 @@ class _Refiner:
 
     # -- products ---------------------------------------------------------------------------------
     def _a_at(self, bits):
-        """A rounded to ``bits`` fractional bits (cached, treated as exact); returns (matrix, bits used)."""
+        """A to at least ``bits`` fractional bits, treated as exact: its leading digits (a view, no copy: A is
+        GBs at N = 5404), truncated rather than rounded, which is as good for a step that is not checked.
+        Returns (matrix, bits)."""
+        A = self.A_full
         bits = min(bits, self.a_bits)
-        if bits == self.a_bits and self.tier == 1:
-            self._a_cache = {bits: self.A_full}  # tier 1 never goes back to a coarser A: free its copies
-        if bits not in self._a_cache:
-            A = self.A_full
-            self._a_cache[bits] = _exact(A.rounded(A.exponent + bits))
-        return self._a_cache[bits], bits
+        keep = -(-(bits + A.exponent) // A.digit_bits)
+        if keep < A.n_digits:
+            A = ozaki.FixedMatrix(A.digits[:keep], A.exponent, A.digit_bits)
+        return A, bits
 
     def _products(self, X, x_bits, a_bits):
         n = self.n
@@ -309,28 +320,49 @@ class _Refiner:
             p_frac, s_frac, g_frac = a_bits + log2n, a_bits, a_bits
         else:
             p_frac, s_frac, g_frac = a_bits + 16 + log2n, a_bits + 8 + log2n, a_bits + 16 + log2n
-        P = _matmul_frac(A, X, p_frac, self.p_top)
-        S_fix = _matmul_frac(X.T, P, s_frac, self.a_norm)
-        del P  # before G's product: at N = 5404 each of these is GBs
-        G_fix = _matmul_frac(X.T, X, min(2 * x_bits + 8, g_frac), 1.0)
-        s_diag, s_exp = _diag_integers(S_fix)
+        g_frac = min(2 * x_bits + 8, g_frac)
+        # Column panel J of X: P_J = A X_J, S_J = Xᵀ P_J and the tile of G above and on the diagonal, each
+        # rounded on its product's one grid and read out at once (no N×N fixed-point product is kept: at
+        # N = 5404 each is GBs). G's tiles below the diagonal are the transposed tiles above it.
+        s_hi, s_lo, R, g_lo = (np.empty((n, n)) for _ in range(4))
+        s_parts = []
+        delta_s = delta_g = 0.0
+        for J in _panels(n, n, A.n_digits + X.n_digits):
+            XJ = _columns(X, J)
+            P_J = ozaki.matmul(A, XJ, grid=-p_frac)
+            S_J = ozaki.matmul(X.T, P_J, grid=-s_frac)
+            del P_J
+            s_hi[:, J], s_lo[:, J] = S_J.to_double_word()
+            s_parts.append(_diag_integers(ozaki.FixedMatrix(S_J.digits[:, J], S_J.exponent, S_J.digit_bits)))
+            delta_s = max(delta_s, float(S_J.error_bound))
+            del S_J
+            G_J = ozaki.matmul(_columns(X, slice(0, J.stop)).T, XJ, grid=-g_frac)
+            hi, lo = G_J.to_double_word()
+            delta_g = max(delta_g, float(G_J.error_bound))
+            del G_J
+            for M, tile in ((R, hi), (g_lo, lo)):
+                M[: J.stop, J] = tile
+                M[J, : J.start] = tile[: J.start].T
+        # the panels' diagonals on the finest of their grids
+        s_exp = min(e for _, e in s_parts)
+        s_diag = [int(v) << (e - s_exp) for ints, e in s_parts for v in ints]
+        del s_parts
         g_diag, g_exp = ozaki.column_dots(X, X)
         g_diag = [int(v) for v in g_diag]
-        S = S_fix.to_float64()
-        S = (S + S.T) / 2
-        R = G_fix.to_float64()
+        _symmetrise_words(s_hi, s_lo)
+        S = s_hi
         np.fill_diagonal(R, 0.0)
         one = 1 << -g_exp if g_exp < 0 else None
         if one is None:
             raise ArithmeticError("XᵀX has no fractional bits: the basis is not normalised")
         R[np.diag_indices(n)] = [_int_to_float(g - one, -g_exp) for g in g_diag]
         theta_hi, theta_lo = _rayleigh(s_diag, s_exp, g_diag, g_exp)
-        return _Products(S_fix, G_fix, s_diag, g_diag, s_exp, g_exp, S, R, theta_hi, theta_lo,
-                         float(S_fix.error_bound), float(G_fix.error_bound))
+        return _Products(s_diag, g_diag, s_exp, g_exp, S, R, theta_hi, theta_lo, delta_s, delta_g, s_lo, g_lo)
 
     # -- one correction ---------------------------------------------------------------------------
     def _correction(self, pr: _Products):
-        """Float64 ``W - I`` and the column order of ``W`` (by predicted eigenvalue), with diagnostics.
+        """Float64 ``W - I`` and the order of its columns by predicted eigenvalue (``W[:, new_order]`` is the
+        correction of the reordered basis), with diagnostics.
 
         ``W - I`` rather than ``W``: the diagonal corrections ``-Rᵢᵢ/2`` are far below float64's
         resolution of 1, so the identity is added in fixed point.
@@ -338,28 +370,35 @@ class _Refiner:
         n = self.n
         th, tl = pr.theta_hi, pr.theta_lo
         order = np.lexsort((-tl, -th))
+        noise = np.abs(th) <= self.noise
         # Newton correction E_ij = (S_ij - θ_j R_ij) / (θ_j - θ_i), written as T_ij / (θ_j - θ_i) - R_ij / 2
         # with the symmetric T = S - (θ_i + θ_j) R / 2: the orthogonalising -R/2 then survives when the
-        # gap is below float64's resolution of θ. Gaps are double-double differences.
-        mid = (th[:, None] + th[None, :]) / 2
-        mR = mid * pr.R
-        T = pr.S - mR
-        np.fill_diagonal(T, 0.0)
-        gap = (th[None, :] - th[:, None]) + (tl[None, :] - tl[:, None])
-        # T's own float64 rounding counts as coupling: it must stay small against the gap too
-        coupling = np.abs(T) + 2.0**-50 * (np.abs(pr.S) + np.abs(mR))
-        clustered = np.abs(gap) <= _CLUSTER_FACTOR * coupling
-        noise = np.abs(th) <= self.noise
-        clustered |= noise[:, None] & noise[None, :]
-        np.fill_diagonal(clustered, False)
-        clusters = _interval_clusters(clustered[np.ix_(order, order)])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            E = np.where(clustered | np.eye(n, dtype=bool), 0.0, T / gap) - pr.R / 2
-        sep = ~clustered
-        np.fill_diagonal(sep, False)
-        e_max = float(np.max(np.abs(E[sep]), initial=0.0))
-        del T, mR, mid, gap, coupling, sep
-        W = E  # modified in place from here on
+        # gap is below float64's resolution of θ. Gaps are double-double differences. By row chunks: W and
+        # the cluster flags are the only N×N arrays.
+        W = np.empty((n, n))
+        clustered = np.empty((n, n), dtype=bool)
+        e_max = 0.0
+        for I in _row_chunks(n, n):
+            own = (np.arange(I.stop - I.start), np.arange(I.start, I.stop))  # the diagonal entries
+            mR = ((th[I, None] + th[None, :]) / 2) * pr.R[I]
+            T = pr.S[I] - mR
+            T[own] = 0.0
+            gap = (th[None, :] - th[I, None]) + (tl[None, :] - tl[I, None])
+            # T's own float64 rounding counts as coupling: it must stay small against the gap too
+            cl = np.abs(gap) <= _CLUSTER_FACTOR * (np.abs(T) + 2.0**-50 * (np.abs(pr.S[I]) + np.abs(mR)))
+            cl |= noise[I, None] & noise[None, :]
+            cl[own] = False
+            with np.errstate(divide="ignore", invalid="ignore"):
+                E = np.where(cl, 0.0, T / gap)
+            E[own] = 0.0
+            E -= pr.R[I] / 2
+            clustered[I] = cl
+            cl[own] = True  # separated pairs only
+            e_max = max(e_max, float(np.max(np.abs(E[~cl]), initial=0.0)))
+            W[I] = E
+            del mR, T, gap, cl, E
+        clusters = _interval_clusters(clustered, order)
+        del clustered
         predicted = th.copy()
         in_cluster = 0
         self.rotated_scale = None  # smallest block scale rotated (sets the next products' precision, tier 2)
@@ -376,7 +415,9 @@ class _Refiner:
             # orthogonality (2**-53) that the next iterations would have to restore.
             if scale == 0 or np.max(np.abs(block - np.diag(np.diag(block))), initial=0.0) <= self._block_tol(th[J]):
                 continue
-            nu, Q = np.linalg.eigh(block / scale)
+            block /= scale
+            nu, Q = np.linalg.eigh(block)
+            del block
             self.rotated_scale = scale if self.rotated_scale is None else min(self.rotated_scale, scale)
             # (I + E)[:, J] Q - I[:, J]
             rotated = W[:, J] @ Q
@@ -384,7 +425,7 @@ class _Refiner:
             W[:, J] = rotated
             predicted[J] = mu + nu * scale
         new_order = np.argsort(-predicted, kind="stable")
-        return W[:, new_order], new_order, e_max, in_cluster
+        return W, new_order, e_max, in_cluster
 
     def _block_tol(self, theta_block) -> float:
         """Off-diagonal size below which a cluster's block needs no rotation (normalised units)."""
@@ -394,31 +435,41 @@ class _Refiner:
         return 2.0**-10 * max(self.target * float(np.min(np.abs(theta_block))), floor)
 
     def _shifted_block(self, pr: _Products, J):
-        """(S - μG)_JJ to float64 relative accuracy (μ a float64 near the cluster), symmetrised.
+        """(S - μG)_JJ to float64 relative accuracy (μ a float64 near the cluster), exactly symmetric.
 
-        Off the diagonal from double-word read-outs of the fixed-point S and G (an exact product μ G_hi);
-        on the diagonal ``G_jj (θ_j - μ)`` with the double-double θ, so the cancellation is exact.
+        Off the diagonal from float64 read-outs where their rounding (2**-52 of |S|, |μR|) is 2**-45 below the
+        block, else from the double-word read-outs of the fixed-point S and G (an exact product μ G_hi); on the
+        diagonal ``G_jj (θ_j - μ)`` with the double-double θ, so the cancellation is exact. By row chunks.
         """
         mu = float(np.mean(pr.theta_hi[J]))
-        g = 1.0 + pr.R[J, J]
-        diag = ((pr.theta_hi[J] - mu) + pr.theta_lo[J]) * g
-        S_JJ = pr.S[np.ix_(J, J)]
-        R_JJ = pr.R[np.ix_(J, J)]
-        off = np.ones((len(J), len(J)), dtype=bool)
-        np.fill_diagonal(off, False)
-        block = S_JJ - mu * R_JJ
-        # float64 read-outs suffice when their rounding (2**-52 of |S|, |μR|) is 2**-45 below the block
-        err = 2.0**-52 * float(np.max(np.abs(S_JJ[off]) + abs(mu) * np.abs(R_JJ[off]), initial=0.0))
-        scale = max(float(np.max(np.abs(diag))), float(np.max(np.abs(block[off]), initial=0.0)))
-        if err <= 2.0**-45 * scale:
-            block[np.diag_indices(len(J))] = diag
-            return mu, (block + block.T) / 2
-        s_hi, s_lo = _sub_block(pr.S_fix, J).to_words(2)
-        g_hi, g_lo = _sub_block(pr.G_fix, J).to_words(2)
-        p_hi, p_lo = ozaki.two_product(np.full_like(g_hi, mu), g_hi)
-        block = (s_hi - p_hi) + (s_lo - p_lo - mu * g_lo)
-        block[np.diag_indices(len(J))] = diag
-        return mu, (block + block.T) / 2
+        diag = ((pr.theta_hi[J] - mu) + pr.theta_lo[J]) * (1.0 + pr.R[J, J])
+        m = len(J)
+        block = np.empty((m, m))
+        err = off_max = 0.0
+        chunks = _row_chunks(m, m)
+        for rows in chunks:
+            own = (np.arange(rows.stop - rows.start), np.arange(rows.start, rows.stop))
+            JJ = np.ix_(J[rows], J)
+            S_r, R_r = pr.S[JJ], pr.R[JJ]
+            b = S_r - mu * R_r
+            size = np.abs(S_r) + abs(mu) * np.abs(R_r)
+            size[own] = 0.0
+            err = max(err, 2.0**-52 * float(np.max(size)))
+            b[own] = 0.0
+            off_max = max(off_max, float(np.max(np.abs(b))))
+            block[rows] = b
+            del S_r, R_r, b, size
+        scale = max(float(np.max(np.abs(diag))), off_max)
+        if err > 2.0**-45 * scale:
+            for rows in chunks:
+                JJ = np.ix_(J[rows], J)
+                g_hi = pr.R[JJ]
+                p_hi, p_lo = ozaki.two_product(np.full_like(g_hi, mu), g_hi)
+                block[rows] = (pr.S[JJ] - p_hi) + (pr.s_lo[JJ] - p_lo - mu * pr.g_lo[JJ])
+                del g_hi, p_hi, p_lo
+        # S, s_lo, R and g_lo are exactly symmetric, and so is every entry computed from them
+        block[np.diag_indices(m)] = diag
+        return mu, block
 
     # -- bounds -----------------------------------------------------------------------------------
     def _bounds(self, pr: _Products):
@@ -452,10 +503,6 @@ class _Refiner:
             return None
         c = 1.0 / np.sqrt(gdiag)
         safety = _NORM_SAFETY
-        Ghat = pr.R * c[:, None] * c[None, :]
-        np.fill_diagonal(Ghat, 0.0)
-        Shat = pr.S * c[:, None] * c[None, :]
-        np.fill_diagonal(Shat, 0.0)
         # float64 read-outs are faithful (2 ulp), scaling adds a few ulp: covered by 2**-48 relative
         rel = 1 + 2.0**-48
         # -- groups by non-orthogonality --------------------------------------------------------------
@@ -465,28 +512,45 @@ class _Refiner:
         th_max = float(np.max(th_abs))
         wanted = float(np.min(self._wanted(pr)))
         link_tol = 2.0**-6 * math.sqrt(wanted / max(th_max, wanted)) / n
-        link = np.abs(Ghat) > link_tol
-        n_groups, labels = connected_components(csr_matrix(link), directed=False)
+        # Ĝ = cGc and Ŝ = cSc (zero diagonals) by row chunks: N×N float64 temporaries are 233 MB each at N = 5404
+        chunks = _row_chunks(n, n)
+        indices, counts = [], []
+        for I in chunks:
+            link = np.abs(_scaled_rows(pr.R, c, I)) > link_tol
+            counts.append(np.count_nonzero(link, axis=1))
+            indices.append(np.nonzero(link)[1].astype(np.int32))
         del link
+        indptr = np.concatenate(([0], np.cumsum(np.concatenate(counts))))
+        indices = np.concatenate(indices)
+        graph = csr_matrix((np.ones(len(indices), dtype=bool), indices, indptr), shape=(n, n))
+        n_groups, labels = connected_components(graph, directed=False)
+        del graph, indices, indptr, counts
         sizes = np.bincount(labels, minlength=n_groups)
-        same = labels[:, None] == labels[None, :]
-        F_out = np.where(same, 0.0, Ghat)
-        S_out = np.where(same, 0.0, Shat)
-        # first-order coupling of the cross-group pairs: T = E - (FΘ + ΘF)/2, with its float64 rounding
-        FH = F_out * ((th[:, None] + th[None, :]) / 2)
-        T_out = np.abs(S_out - FH) + 2.0**-50 * (np.abs(S_out) + np.abs(FH))
-        del FH
-        e_out = float(np.linalg.norm(S_out)) * safety * rel
-        phi = float(np.linalg.norm(F_out)) * safety * rel
-        del S_out, F_out
-        # per group: ‖F_g‖_F and ‖E_g‖_F
-        Fin2 = np.where(same, Ghat, 0.0) ** 2
-        Ein2 = np.where(same, Shat, 0.0) ** 2
-        del same
-        om_g = np.sqrt(np.bincount(labels, weights=Fin2.sum(axis=0), minlength=n_groups)) * safety * rel
+        # cross-group pairs: ‖E_out‖_F, ‖F_out‖_F and, per column, their first-order coupling
+        # T = E - (FΘ + ΘF)/2 with its float64 rounding; inside the groups: per column ‖F_g‖², ‖E_g‖²
+        e_out2 = phi2 = 0.0
+        col_out, col_fin, col_ein = np.zeros(n), np.zeros(n), np.zeros(n)
+        for I in chunks:
+            G_I = _scaled_rows(pr.R, c, I)
+            S_I = _scaled_rows(pr.S, c, I)
+            same = labels[I, None] == labels[None, :]
+            col_fin += np.sum(np.where(same, G_I, 0.0) ** 2, axis=0)
+            col_ein += np.sum(np.where(same, S_I, 0.0) ** 2, axis=0)
+            G_I[same] = 0.0
+            S_I[same] = 0.0
+            del same
+            FH = G_I * ((th[I, None] + th[None, :]) / 2)
+            T_out = np.abs(S_I - FH) + 2.0**-50 * (np.abs(S_I) + np.abs(FH))
+            col_out += np.sum(T_out**2, axis=0)
+            e_out2 += float(np.sum(S_I**2))
+            phi2 += float(np.sum(G_I**2))
+            del G_I, S_I, FH, T_out
+        e_out = math.sqrt(e_out2) * safety * rel
+        phi = math.sqrt(phi2) * safety * rel
+        om_g = np.sqrt(np.bincount(labels, weights=col_fin, minlength=n_groups)) * safety * rel
         om_g += sizes * pr.delta_g / g_min
-        e_g = np.sqrt(np.bincount(labels, weights=Ein2.sum(axis=0), minlength=n_groups)) * safety * rel
-        del Fin2, Ein2
+        e_g = np.sqrt(np.bincount(labels, weights=col_ein, minlength=n_groups)) * safety * rel
+        del col_fin, col_ein
         om_in = float(np.max(om_g))
         e_in = float(np.max(e_g))
         if not om_in < 0.25:
@@ -507,22 +571,20 @@ class _Refiner:
         for gidx in np.flatnonzero(sizes > 1):
             members = np.flatnonzero(labels == gidx)
             r[members] = np.minimum(r[members], self._group_second_order(
-                pr, members, Shat, Ghat, float(om_g[gidx]), float(e_g[gidx]), g_min))
+                pr, members, c, float(om_g[gidx]), float(e_g[gidx]), g_min))
         # Z = (I+Φ)^{-1/2} CŜC (I+Φ)^{-1/2} = B + C T_out C + small (see the docstring)
         m_norm = (th_max + e_in + e_out) / (1 - om_in) * safety
         kappa = 0.375 * ph * ph / (1 - ph)
         rem = m_norm * (ph * ph / 4 + 2 * kappa + kappa * ph + kappa * kappa)
         o2 = phi * (e_in + om_in / (1 - om_in) * (th_max + e_in)) / (1 - om_in)
         eta_small = (ph * e_out / (1 - om_in) + rem + o2 + dphi * m_norm) * safety
-        eta_out = float(np.linalg.norm(T_out)) * safety / (1 - om_in) * safety
+        eta_out = math.sqrt(float(np.sum(col_out))) * safety / (1 - om_in) * safety
         eta_delta = n * pr.delta_s / (g_min * (1 - om_in)) * safety
         # -- sorted ends: global (Weyl) argument ----------------------------------------------------
         order = np.lexsort((-tl, -th))
         lo_off, hi_off = _sorted_ends(th, tl, order, r + eta_out, r + eta_out)
         # -- Li–Li per group --------------------------------------------------------------------------
-        col_out = np.sum(T_out**2, axis=0)
         eps_g = np.sqrt(np.bincount(labels, weights=col_out, minlength=n_groups)) * safety / (1 - om_in)
-        del T_out
         eta_g = self._group_gaps(th, tl, r, eta_out, labels, n_groups)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             q_g = np.where(eta_g > 0, 2 * eps_g**2 / (eta_g + np.sqrt(eta_g**2 + 4 * eps_g**2)), np.inf)
@@ -540,17 +602,21 @@ class _Refiner:
         vb = np.empty(n)
         vb[order] = rad * safety
         if _DEBUG:
+            ratio = vb / self._wanted(pr)
+            worst = int(np.argmax(ratio))
             print(f"  bounds: groups {n_groups} (largest {sizes.max()}), om_in {om_in:.2e}, phi {phi:.2e}, "
                   f"eta_small {eta_small:.2e}, eta_out {eta_out:.2e}, eta_delta {eta_delta:.2e}, "
-                  f"max r {r.max():.2e}, argmax vb pos {np.argmax(rad)}")
+                  f"max r {r.max():.2e}, a_rounding {self.a_rounding:.2e}; vb/wanted max {ratio[worst]:.2e} "
+                  f"at pos {int(np.flatnonzero(order == worst)[0])} (θ {th[worst]:.2e}, r {r[worst]:.2e}, "
+                  f"group size {sizes[labels[worst]]})", flush=True)
         # -- vectors: Davis–Kahan --------------------------------------------------------------------
         vec = self._vector_bounds(pr, order, vb, c, g_min)
         groups = _overlap_groups(th[order], tl[order], vb[order])
-        self.labels = labels
         return order, vb, vec, groups
 
-    def _group_second_order(self, pr, J, Shat, Ghat, om, e, g_min):
-        """Radii of the group's pencil ``(Θ + E, I + F)`` (c-scaled, indices ``J``) around its θ, second order in F.
+    def _group_second_order(self, pr, J, c, om, e, g_min):
+        """Radii of the group's pencil ``(Θ + E, I + F)`` (indices ``J`` of ``cSc``, ``cGc``) around its θ, second
+        order in F.
 
         With ``K = (I+F)^{-1/2} - I = -F/2 + K₂``, ``‖K₂‖ ≤ κ = 3ω²/(8(1-ω))``, the pencil's eigenvalues are those
         of ``Z = Θ + T + Q``: ``T = E - (FΘ + ΘF)/2`` (symmetric, zero diagonal) and
@@ -564,23 +630,27 @@ class _Refiner:
         th, tl = pr.theta_hi[J], pr.theta_lo[J]
         m = len(J)
         th_top = float(np.max(np.abs(th)))
-        mid = (th[:, None] + th[None, :]) / 2
-        F = Ghat[np.ix_(J, J)]
-        FH = F * mid
-        E = Shat[np.ix_(J, J)]
-        # float64 read-outs and scaling (2**-48 relative, as in _bounds) and the rounding here, and G's error δG
-        # times the θ it meets
-        T = np.abs(E - FH) + 2.0**-47 * (np.abs(E) + np.abs(FH)) + th_top * pr.delta_g / g_min
-        np.fill_diagonal(T, 0.0)
-        del F, FH, E, mid
-        t_norm = float(np.linalg.norm(T)) * safety
+        # ε_i² = Σ_j T_ij² by row chunks of T (a rotated cluster's group can be nearly N wide); T is symmetric in
+        # exact arithmetic, and its rows as computed bound the true entries as well as its columns would
+        eps = np.empty(m)
+        for rows in _row_chunks(m, m):
+            Jr = J[rows]
+            E = _scaled_rows(pr.S, c, Jr, J)
+            F = _scaled_rows(pr.R, c, Jr, J)
+            FH = F * ((th[rows, None] + th[None, :]) / 2)
+            # float64 read-outs and scaling (2**-48 relative, as in _bounds) and the rounding here, and G's error
+            # δG times the θ it meets
+            T = np.abs(E - FH) + 2.0**-47 * (np.abs(E) + np.abs(FH)) + th_top * pr.delta_g / g_min
+            T[np.arange(rows.stop - rows.start), np.arange(rows.start, rows.stop)] = 0.0
+            eps[rows] = np.sum(T * T, axis=1)
+            del E, F, FH, T
+        t_norm = math.sqrt(float(np.sum(eps))) * safety
+        eps = np.sqrt(eps) * safety
         kappa = 0.375 * om * om / (1 - om)
         q_rem = (om * e + (2 * kappa + (om / 2 + kappa) ** 2) * (th_top + e)) * safety
         local = np.lexsort((-tl, -th))
         weyl = np.full(m, t_norm)
         lo_off, hi_off = _sorted_ends(th, tl, local, weyl, weyl)
-        eps = np.sqrt(np.sum(T * T, axis=0)) * safety
-        del T
         # η_i: distance from θ_i to the other θ_j (double-double, with the allowance of _group_gaps) less ‖T‖
         eta = np.full(m, np.inf)
         chunk = max(1, 2_000_000 // m)
@@ -637,7 +707,6 @@ class _Refiner:
         pos[order] = np.arange(n)
         wanted = np.zeros(n, dtype=bool)
         wanted[pos[order[: self.k]] if self.tier == 1 else np.arange(n)] = True
-        abs_mats = None  # |S|, |R| for the Newton-step bound, formed once when first needed
         for a, b in _overlap_groups(tho, tlo, vbo):
             if not wanted[a:b].any():
                 continue
@@ -684,10 +753,7 @@ class _Refiner:
                 # unit x̂ = x/‖x‖: ‖x̂ - v‖ = 2 sin(φ/2) ≤ √2 sin φ (sign of v chosen), ‖x‖² = G_jj ≥ g_min
                 bound = math.sqrt(2) * sin / math.sqrt(g_min)
                 if bound * _NORM_SAFETY > self.target and np.isfinite(gap):
-                    if abs_mats is None:
-                        abs_mats = (np.abs(pr.S), np.abs(pr.R))
-                    bound = min(bound, self._newton_vector_bound(pr, J[0], gap, g_min, omega_g, lift, extra,
-                                                                 abs_mats))
+                    bound = min(bound, self._newton_vector_bound(pr, J[0], gap, g_min, omega_g, lift, extra))
             else:
                 # distance of a unit vector of span Y to the invariant subspace ≤ ‖sin Θ‖, σ_min(Y)² ≥ 1 - ω
                 bound = sin / math.sqrt(1 - omega_g)
@@ -696,7 +762,7 @@ class _Refiner:
                 print(f"  vector pos {a}:{b} res {res:.2e} gap {gap:.2e} bound {bound:.2e}")
         return vec
 
-    def _newton_vector_bound(self, pr, j, gap, g_min, omega_g, lift, extra, abs_mats) -> float:
+    def _newton_vector_bound(self, pr, j, gap, g_min, omega_g, lift, extra) -> float:
         """‖x̂ⱼ - v‖ through one virtual Newton step: second order in the residual instead of first.
 
         ``y = X u``, ``u = eⱼ + f`` with ``fᵢ = -rᵢ / (Gᵢᵢ(θᵢ - θⱼ))`` (``r = (S - θⱼG)eⱼ``; any float64 ``f``
@@ -708,10 +774,9 @@ class _Refiner:
         n = self.n
         th, tl = pr.theta_hi, pr.theta_lo
         tj = th[j]
-        S_abs, R_abs = abs_mats
         rs = pr.S[:, j] - pr.R[:, j] * tj
         rs[j] = 0.0
-        err_r = 2.0**-50 * (S_abs[:, j] + R_abs[:, j] * abs(tj)) + pr.delta_s + abs(tj) * pr.delta_g
+        err_r = 2.0**-50 * (np.abs(pr.S[:, j]) + np.abs(pr.R[:, j]) * abs(tj)) + pr.delta_s + abs(tj) * pr.delta_g
         err_r[j] = 0.0  # S_jj - θ_j G_jj = 0 for the exact θ_j
         g = 1.0 + np.diag(pr.R)
         d = g * ((th - tj) + (tl - tl[j]))
@@ -723,7 +788,7 @@ class _Refiner:
         # off-diagonal part of (S - θ_j G) f, the diagonal entries removed again
         off = (pr.S @ f - np.diag(pr.S) * f) - tj * (pr.R @ f - np.diag(pr.R) * f)
         z = rs + d * f + off
-        m_abs = S_abs @ f_abs + abs(tj) * (R_abs @ f_abs)
+        m_abs = _abs_matvec(pr.S, f_abs) + abs(tj) * _abs_matvec(pr.R, f_abs)
         gamma = (n + 8) * 2.0**-52
         z_err = (err_r + d_err * f_abs + 2.0**-50 * m_abs + (pr.delta_s + abs(tj) * pr.delta_g) * float(np.sum(f_abs))
                  + gamma * (np.abs(rs) + np.abs(d) * f_abs + 2 * m_abs))
@@ -736,6 +801,9 @@ class _Refiner:
         y_high = math.sqrt(1 + omega_g) * math.sqrt(1 + f_norm**2)
         res = (lift * z_norm + (self.a_rounding + extra) * y_high) * _NORM_SAFETY
         s = (x_f / math.sqrt(g_min) + res / (y_low * gap)) * _NORM_SAFETY
+        if _DEBUG:
+            print(f"    newton {j}: ‖Xf‖ part {x_f / math.sqrt(g_min):.2e}, residual part {res / (y_low * gap):.2e} "
+                  f"(z {lift * z_norm:.2e}, A rounding + extra {(self.a_rounding + extra) * y_high:.2e})")
         if not s < 0.5:
             return 2.0
         return s * (1 + s * s)  # asin s ≤ s (1 + s²) for s ≤ 1/2
@@ -764,14 +832,14 @@ class _Refiner:
     def run(self) -> RefinedEigensystem:
         n = self.n
         x_bits = _START_BITS
-        X = _exact(ozaki.FixedMatrix.from_float64(self.V0, bits=x_bits))
+        X = _exact(ozaki.FixedMatrix.from_float64(self.V0, bits=x_bits, digit_bits=self.digit_bits))
         self.V0 = None
         # tier 1: X's rounding enters eigenvalues quadratically and vectors as 2**-x_bits / gap (gap bits are
         # in a_bits); tier 2 keeps 16 bits beyond A
         log2n = max(1, math.ceil(math.log2(n)))
         x_cap = self.a_bits - log2n - 8 if self.tier == 1 else self.a_bits
         bits_used = 0
-        best = None  # (score, X, x_bits, products, bounds, iteration) of the best checked basis
+        best = None  # (score, iteration, what the result needs) of the best checked basis
         stall = 0
         self.rotated_scale = None
         for it in range(_MAX_ITERATIONS + 1):
@@ -781,9 +849,13 @@ class _Refiner:
                 # of the block just rotated (plus 40 guard bits); the full precision waits for the last steps
                 need = math.ceil(math.log2(max(self.a_norm, 1e-300) / self.rotated_scale)) + 53 + 40
                 a_bits = min(a_bits, max(need, 2 * _START_BITS))
+            clock = time.perf_counter()
             pr = self._products(X, x_bits, a_bits)
             bits_used = max(bits_used, x_bits, a_bits)
+            _debug_time(f"products (A {a_bits} b, X {x_bits} b)", clock)
+            clock = time.perf_counter()
             bnd = self._bounds(pr) if a_bits == self.a_bits else None
+            _debug_time("bounds", clock)
             if bnd is not None:
                 order, vb, vec, _ = bnd
                 # best basis: eigenvalue and (wanted) vector bounds against their targets
@@ -793,14 +865,14 @@ class _Refiner:
                                 float(np.max(vec[vec_cols], initial=0.0)) / max(self.target, 1e-300))
                 done = self._done(pr, order, vb, vec)
                 if best is None or done or score < best[0]:
-                    # without the fixed-point S, G (GBs at N = 5404): the result needs only their read-outs
-                    slim = dataclasses.replace(pr, S_fix=None, G_fix=None)
-                    best, stall = (score, X, x_bits, slim, bnd, it, self.labels), 0
+                    best, stall = (score, it, self._kept(X, x_bits, pr, bnd)), 0
                 else:
                     stall += 1  # bounds stopped improving: the precision of A is exhausted
                 if done or stall >= 3 or it == _MAX_ITERATIONS:
                     break
+            clock = time.perf_counter()
             W, new_order, e_max, in_cluster = self._correction(pr)
+            _debug_time(f"correction ({in_cluster} clustered)", clock)
             self.history.append(
                 {"a_bits": a_bits, "x_bits": x_bits, "max_correction": e_max, "clustered": in_cluster,
                  "bounds_over_target": score if bnd is not None else None}
@@ -810,69 +882,75 @@ class _Refiner:
             # need the higher precision to resolve their next eigenvalue group
             # and no finer than the products just used can steer (W is only as good as S: 2**-a_bits)
             new_bits = min(x_cap, 2 * x_bits, a_bits + 64)
-            top = float(np.max(np.abs(W)))
-            Wf = ozaki.FixedMatrix.from_float64(W, bits=max(1, new_bits + _W_GUARD + _exp_of(top)),
-                                                digit_bits=X.digit_bits) if top else None
-            Xp = X.take_columns(new_order)
-            if Wf is not None:
-                # |(XW)_ij| ≤ ‖row_i X‖ ‖W e_j‖ ≈ ‖W e_j‖
-                XW = _matmul_frac(X, Wf, new_bits + 8, float(np.max(np.linalg.norm(W, axis=0))))
-                Xp = Xp + XW
-            X = _exact(Xp.rounded(max(1, Xp.exponent + new_bits)))
+            clock = time.perf_counter()
+            X = _updated_basis(X, W, new_order, new_bits)
+            del W
+            _debug_time("update", clock)
             x_bits = new_bits
         if best is None:
             raise ArithmeticError("refine_eigensystem: no basis was close enough to orthonormal to bound")
-        _, X, x_bits, pr, (order, vb, vec, groups), it, labels = best
-        return self._result(X, x_bits, pr, order, vb, vec, groups, it, bits_used, labels)
+        _, it, kept = best
+        return self._result(kept, it, bits_used)
 
-    def _orthonormalised(self, X, pr, cols, x_bits):
-        """The returned columns, orthonormalised when their ``XᵀX`` is off the identity by more than the target
-        (e.g. a cluster rotated last, orthogonal only to 2**-53): ``Y ← Y (I + K)`` with ``I + K`` the series of
-        ``G^{-1/2}`` to ``R⁴`` (float64, R tiny) applied as an exact fixed-point product. Returns the columns and
-        how far each normalised column moved (added to its vector bound; a column inside its group's
-        invariant subspace stays inside it)."""
-        cols = np.asarray(cols)
-        Y = X.take_columns(cols)
-        R = pr.R[np.ix_(cols, cols)].copy()
+    def _kept(self, X, x_bits, pr, bnd) -> dict:
+        """What the result needs of a checked basis, so that its products (and for tier 1 the basis) can go:
+        the returned columns (tier 1: a copy of the top k), their block of ``G - I``, the exact diagonals of S
+        and G, the bounds for A and, with an ``input_error``, for A_true (Weyl on the values; the vectors see
+        the error in their residuals and in the gaps to the widened enclosures)."""
+        order, vb, vec, groups = bnd
+        cols = order if self.tier == 2 else order[: self.k]
+        true_vb, true_vec = vb, vec
+        if self.input_error:
+            true_vb = (vb + self.input_error) * _NORM_SAFETY
+            gdiag = 1.0 + np.diag(pr.R)
+            true_vec = self._vector_bounds(pr, order, true_vb, 1.0 / np.sqrt(gdiag), float(np.min(gdiag)),
+                                           extra=self.input_error)
+        basis, take = (X, cols) if self.tier == 2 else (X.take_columns(cols), np.arange(len(cols)))
+        return {"basis": basis, "take": take, "cols": cols, "x_bits": x_bits, "R_cols": pr.R[np.ix_(cols, cols)],
+                "s_diag": pr.s_diag, "g_diag": pr.g_diag, "s_exp": pr.s_exp, "g_exp": pr.g_exp, "order": order,
+                "vb": vb, "vec": vec, "true_vb": true_vb, "true_vec": true_vec, "groups": groups}
+
+    def _orthonormalised(self, Y, R, x_bits):
+        """Columns ``Y`` (with ``R = YᵀY - I`` in float64), orthonormalised when R is off zero by more than the
+        target (e.g. a cluster rotated last, orthogonal only to 2**-53): ``Y ← Y (I + K)`` with ``I + K`` the
+        series of ``G^{-1/2}`` to ``R⁴`` (float64, R tiny) applied as an exact fixed-point product. Returns the
+        columns and how far each normalised column moved (added to its vector bound; a column inside its
+        group's invariant subspace stays inside it)."""
+        R = R.copy()
         np.fill_diagonal(R, 0.0)  # the diagonal is removed by the normalisation
         if float(np.max(np.abs(R), initial=0.0)) <= 2.0**-10 * self.target:
-            return Y, np.zeros(len(cols))
+            return Y, np.zeros(Y.shape[1])
         R2 = R @ R
         K = -R / 2 + 3 * R2 / 8 - 5 * (R2 @ R) / 16 + 35 * (R2 @ R2) / 128
         # ‖x̂' - x̂‖ ≤ 2 ‖K e‖ (1 + ω) for the normalised columns
         moved = 2.5 * np.linalg.norm(K, axis=0)
         top = float(np.max(np.abs(K)))
         Kf = ozaki.FixedMatrix.from_float64(K, bits=x_bits + 40 + _exp_of(top), digit_bits=Y.digit_bits)
-        YK = _matmul_frac(Y, Kf, x_bits + 32, float(np.max(np.linalg.norm(K, axis=0))))
+        YK = ozaki.matmul(Y, Kf, grid=-(x_bits + 32))
         Z = Y + YK
         return _exact(Z.rounded(Z.exponent + x_bits + 32)), moved
 
-    def _result(self, X, x_bits, pr, order, vb, vec, groups, iterations, bits_used, labels):
+    def _result(self, kept, iterations, bits_used):
         n = self.n
         unit_exp = self.unit_exp  # normalised unit
+        x_bits, order, groups = kept["x_bits"], kept["order"], kept["groups"]
         out_prec = max(x_bits, self.a_bits) + 16
         values = np.empty(n, dtype=object)
         bounds = np.empty(n, dtype=object)
-        given_vb, given_vec = vb, vec
-        if self.input_error:
-            # A_true = A + Δ, ‖Δ‖₂ ≤ input_error: Weyl on the values; the vectors see Δ in their residuals and
-            # in the gaps to the widened enclosures
-            vb = (vb + self.input_error) * _NORM_SAFETY
-            gdiag = 1.0 + np.diag(pr.R)
-            vec = self._vector_bounds(pr, order, vb, 1.0 / np.sqrt(gdiag), float(np.min(gdiag)),
-                                      extra=self.input_error)
+        given_vb, given_vec = kept["vb"], kept["vec"]
+        vb, vec = kept["true_vb"], kept["true_vec"]
         given_bounds = np.empty(n, dtype=object)
         for pos, i in enumerate(order):
-            s, g = pr.s_diag[i], pr.g_diag[i]
+            s, g = kept["s_diag"][i], kept["g_diag"][i]
             # θ = (s 2**s_exp) / (g 2**g_exp) in normalised units
             tup = ratio_to_mpf_tuple(s, g, out_prec)
-            values[pos] = mpmath.mp.make_mpf(libmp.mpf_shift(tup, pr.s_exp - pr.g_exp + unit_exp))
+            values[pos] = mpmath.mp.make_mpf(libmp.mpf_shift(tup, kept["s_exp"] - kept["g_exp"] + unit_exp))
             # the rounding of the quotient to out_prec bits is covered by the 2**-100 |θ| in the bounds
             bounds[pos] = mpmath.mp.make_mpf(libmp.mpf_shift(libmp.from_float(float(vb[i])), unit_exp))
             given_bounds[pos] = (bounds[pos] if given_vb is vb else
                                  mpmath.mp.make_mpf(libmp.mpf_shift(libmp.from_float(float(given_vb[i])), unit_exp)))
-        cols = order if self.tier == 2 else order[: self.k]
-        Xc, moved = self._orthonormalised(X, pr, cols, x_bits)
+        cols = kept["cols"]
+        Xc, moved = self._orthonormalised(kept["basis"].take_columns(kept["take"]), kept["R_cols"], x_bits)
         ints, x_exp = Xc.to_integers()
         vectors = np.empty((n, len(cols)), dtype=object)
         t_bits = x_bits + 16
@@ -918,24 +996,107 @@ def _exp_of(x: float) -> int:
     return t if f == 0.5 else t + 1
 
 
-def _matmul_frac(a: ozaki.FixedMatrix, b: ozaki.FixedMatrix, frac_bits: int, top: float | None = None):
-    """``a @ b`` rounded to a grid of about ``2**-frac_bits`` (normalised units).
+def _debug_time(what: str, since: float) -> None:
+    if _DEBUG:
+        print(f"  {what}: {time.perf_counter() - since:.1f} s", flush=True)
 
-    ``top``: an estimate of ``max |a @ b|`` (from float64); without it the grid is set from the operands'
-    exponents (up to log2 of the inner dimension finer than asked). Either way the rounding is recorded in
-    the result's ``error_bound``.
+
+def _row_chunks(n_rows: int, n_cols: int) -> list[slice]:
+    """Row slices of about ``_CHUNK_ENTRIES`` entries (float64 temporaries of 16 MB)."""
+    step = max(1, _CHUNK_ENTRIES // max(1, n_cols))
+    return [slice(i, min(n_rows, i + step)) for i in range(0, n_rows, step)]
+
+
+def _scaled_rows(M: np.ndarray, c: np.ndarray, rows, cols=None) -> np.ndarray:
+    """Rows ``rows`` (a slice or indices) of ``c M c`` (columns ``cols``, default all), zero on M's diagonal.
+
+    ``rows`` and ``cols`` index the same positions: with ``cols`` given, the diagonal entries are those where
+    ``rows[r] == cols[k]``.
     """
-    inner = a.shape[1]
-    if top is not None and top > 0:
-        e_est = _exp_of(top * 1.25) + 1
-    else:
-        e_est = a.exponent + b.exponent + max(1, math.ceil(math.log2(inner))) + 1
-    return ozaki.matmul(a, b, bits=max(1, frac_bits + e_est))
+    r_idx = np.arange(M.shape[0])[rows]
+    if cols is None:
+        out = M[rows] * c[r_idx, None] * c[None, :]
+        out[np.arange(len(r_idx)), r_idx] = 0.0
+        return out
+    out = M[np.ix_(r_idx, cols)] * c[r_idx, None] * c[None, cols]
+    out[r_idx[:, None] == np.asarray(cols)[None, :]] = 0.0
+    return out
 
 
-def _sub_block(F: ozaki.FixedMatrix, J) -> ozaki.FixedMatrix:
-    J = np.asarray(J)
-    return ozaki.FixedMatrix(np.ascontiguousarray(F.digits[:, J][:, :, J]), F.exponent, F.digit_bits, F.error_bound)
+def _symmetrise_words(hi: np.ndarray, lo: np.ndarray) -> None:
+    """In place: ``(hi, lo)`` ← ``(H + Hᵀ)/2`` for ``H = hi + lo`` as a double word, exactly symmetric.
+
+    ``hi`` becomes ``fl(hi + hiᵀ)/2`` (what ``(S + S.T) / 2`` gives), ``lo`` the TwoSum error of that sum plus
+    ``(lo + loᵀ)``, halved (one rounding of the low word: about 2**-105 relative). Block pairs ``(I, J)``,
+    ``(J, I)`` are read together before either is written.
+    """
+    n = hi.shape[0]
+    step = max(1, int(math.isqrt(_CHUNK_ENTRIES)))
+    for i in range(0, n, step):
+        I = slice(i, min(n, i + step))
+        for j in range(i, n, step):
+            J = slice(j, min(n, j + step))
+            a, b = hi[I, J], hi[J, I].T
+            s = a + b
+            bb = s - a
+            low = ((a - (s - bb)) + (b - bb) + (lo[I, J] + lo[J, I].T)) / 2
+            s /= 2
+            hi[I, J], hi[J, I] = s, s.T
+            lo[I, J], lo[J, I] = low, low.T
+
+
+def _abs_matvec(M: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``|M| @ v`` by row chunks (no N×N ``|M|``)."""
+    out = np.empty(M.shape[0])
+    for I in _row_chunks(M.shape[0], M.shape[1]):
+        out[I] = np.abs(M[I]) @ v
+    return out
+
+
+def _panels(n_cols: int, rows: int, levels: int) -> list[slice]:
+    """Column panels whose product working set (``levels`` int64 digit levels of ``rows`` rows, plus their
+    rounding) stays near ``_PANEL_BYTES``; at least 64 columns wide so that the slice GEMMs stay efficient."""
+    width = max(64, _PANEL_BYTES // (16 * max(1, rows) * max(1, levels)))
+    count = -(-n_cols // width)
+    edges = [n_cols * p // count for p in range(count + 1)]  # equal widths: no thin last panel
+    return [slice(a, b) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def _columns(F: ozaki.FixedMatrix, cols: slice) -> ozaki.FixedMatrix:
+    """Columns ``cols`` of ``F`` as a view of its digits (the slice GEMMs read strided operands in place)."""
+    return ozaki.FixedMatrix(F.digits[:, :, cols], F.exponent, F.digit_bits, F.error_bound)
+
+
+def _updated_basis(X: ozaki.FixedMatrix, W: np.ndarray, new_order, new_bits: int) -> ozaki.FixedMatrix:
+    """``X[:, new_order] + X (W - I)[:, new_order]`` (W given as ``W - I``) on the grid ``2**-new_bits``, column
+    panel by column panel into one preallocated matrix of exponent ``_X_EXPONENT``.
+
+    ``X`` lies on a coarser grid, so only the product is rounded. The basis only has to be near orthonormal
+    (the bounds are a posteriori), so its rounding is not tracked.
+    """
+    n = X.shape[0]
+    b = X.digit_bits
+    digits = np.empty((-(-(new_bits + _X_EXPONENT) // b), n, len(new_order)))
+    w_bits = new_bits + _W_GUARD
+    # an update panel holds W's digits, the product's and the sum's: about twice a product panel's levels
+    for J in _panels(len(new_order), n, 2 * (X.n_digits + -(-w_bits // b))):
+        cols = new_order[J]
+        WJ = W[:, cols]
+        top = float(np.max(np.abs(WJ)))
+        Z = X.take_columns(cols)
+        if top:
+            # W's grid 2**-(new_bits + 24) in every panel
+            Wf = ozaki.FixedMatrix.from_float64(WJ, bits=max(1, w_bits + _exp_of(top)), digit_bits=b)
+            del WJ
+            XW = ozaki.matmul(X, Wf, grid=-new_bits)
+            del Wf
+            Z = Z + XW
+            del XW
+        try:
+            digits[:, :, J] = Z.rounded(new_bits + _X_EXPONENT, exponent=_X_EXPONENT).digits
+        except ValueError as err:  # an entry beyond 2: the basis is no longer near orthonormal
+            raise ArithmeticError("refine_eigensystem: the refined basis diverged") from err
+    return ozaki.FixedMatrix(digits, _X_EXPONENT, b)
 
 
 def _diag_integers(F: ozaki.FixedMatrix) -> tuple[list, int]:
@@ -1041,11 +1202,19 @@ def _float_to_int(x: float, scale: int) -> int:
     return mant << shift if shift >= 0 else mant >> -shift
 
 
-def _interval_clusters(linked: np.ndarray) -> list[tuple[int, int]]:
-    """Split positions 0..n-1 (sorted order) into intervals so that every linked pair shares one."""
+def _interval_clusters(linked: np.ndarray, order: np.ndarray) -> list[tuple[int, int]]:
+    """Split positions 0..n-1 (sorted by ``order``) into intervals so that every linked pair shares one.
+
+    ``linked[i, j]`` flags a pair of indices; position ``p`` holds index ``order[p]``.
+    """
     n = len(linked)
     idx = np.arange(n)
-    reach = np.where(linked.any(axis=1), np.max(np.where(linked, idx[None, :], -1), axis=1), -1)
+    reach = np.full(n, -1)
+    for P in _row_chunks(n, n):
+        sub = linked[order[P]][:, order]
+        # the last linked position of each row
+        last = n - 1 - np.argmax(sub[:, ::-1], axis=1)
+        reach[P] = np.where(sub.any(axis=1), last, -1)
     reach = np.maximum(reach, idx)
     reach = np.maximum.accumulate(reach)
     stops = np.flatnonzero(reach == idx) + 1
