@@ -158,7 +158,8 @@ def main() -> None:
                     help="mp: exact mpf Gram (tiers 1, 2); quad: binary128 Gram as a FixedMatrix (tier 1)")
     ap.add_argument("--dataset", help="a data set of precise_kpca.datasets instead of Gaussian data (quad, tier 1)")
     ap.add_argument("--data-dir", help="data directory for --dataset")
-    ap.add_argument("--rows", type=int, help="only the first ROWS examples of --dataset (its large-N behaviour, smaller)")
+    ap.add_argument("--rows", type=int,
+                    help="only the first ROWS examples of --dataset (its large-N behaviour, smaller)")
     ap.add_argument("--debug-bounds", action="store_true", help="print each check's bound components")
     args = ap.parse_args()
     if args.debug_bounds:

@@ -28,9 +28,9 @@ Threads: slice GEMMs below ``2**25`` multiply-adds run on one BLAS thread (scope
 use the caller's BLAS setting.
 
 API: :class:`FixedMatrix` (``from_float64``, ``from_words``, ``from_integers``, ``to_integers``, ``to_float64``,
-``to_double_word``, ``to_words``, ``rounded``, ``with_digit_bits``, ``scaled2``, ``take_columns``, ``max_abs_bound``, ``.T``, ``-a``,
-``a + b``, ``a - b``, ``a @ b``), :func:`matmul`, :func:`matmul_transpose_self`, :func:`column_dots`,
-:func:`digit_bits_for`, :func:`chunked_digit_bits`.
+``to_double_word``, ``to_words``, ``rounded``, ``with_digit_bits``, ``scaled2``, ``take_columns``,
+``max_abs_bound``, ``.T``, ``-a``, ``a + b``, ``a - b``, ``a @ b``), :func:`matmul`, :func:`matmul_transpose_self`,
+:func:`column_dots`, :func:`digit_bits_for`, :func:`chunked_digit_bits`.
 """
 from __future__ import annotations
 

@@ -8,9 +8,10 @@ Algorithm (Ogita & Aishima 2018, with the cluster treatment of Ogita & Aishima 2
    binary128 Gram's words through ``FixedMatrix.from_words``, no mpf objects), and stays a ``FixedMatrix``.
    An ``input_error`` (‖A_true − A‖₂) is added to the returned bounds only: the refinement targets A.
 2. Each iteration forms ``P = AX``, ``S = XᵀP`` and ``G = XᵀX`` by Ozaki-scheme products on float64 BLAS
-   (``ozaki.matmul(..., bits=)``: each rounded to the grid the step needs, its rounding recorded in the
-   result's ``error_bound``), the Rayleigh quotients ``θᵢ = Sᵢᵢ / Gᵢᵢ`` exactly from the digits (``Gᵢᵢ`` by
-   exact column dots), and a float64 correction ``W``:
+   (``ozaki.matmul(..., grid=)``: each rounded to the grid the step needs, its rounding recorded in the
+   result's ``error_bound``), column panel by column panel of X and read out at once (float64 double words:
+   no N×N fixed-point product is kept), the Rayleigh quotients ``θᵢ = Sᵢᵢ / Gᵢᵢ`` exactly from the digits
+   (``Gᵢᵢ`` by exact column dots), and a float64 correction ``W``:
 
    - pairs ``(i, j)`` whose gap ``|θᵢ - θⱼ|`` is well above the coupling ``|Sᵢⱼ - θⱼRᵢⱼ|`` get the
      first-order Newton correction ``Eᵢⱼ = (Sᵢⱼ - θⱼRᵢⱼ) / (θⱼ - θᵢ)`` (quadratic convergence);
@@ -134,6 +135,27 @@ class _Products:
     # diagonal, within about 2**-98 relative (FixedMatrix.to_double_word); all four arrays exactly symmetric
     s_lo: np.ndarray | None = None
     g_lo: np.ndarray | None = None
+
+
+@dataclass
+class _Kept:
+    """What the result needs of a checked basis (see ``_Refiner._kept``)."""
+
+    basis: ozaki.FixedMatrix  # tier 1: a copy of the returned columns; tier 2: the basis
+    take: np.ndarray  # the returned columns of ``basis``
+    cols: np.ndarray  # their indices in the checked basis
+    x_bits: int
+    R_cols: np.ndarray  # their block of G - I
+    s_diag: list
+    g_diag: list
+    s_exp: int
+    g_exp: int
+    order: np.ndarray
+    vb: np.ndarray  # bounds for A as given
+    vec: np.ndarray
+    true_vb: np.ndarray  # with the input_error (equal to the above without one)
+    true_vec: np.ndarray
+    groups: list
 
 
 def refine_eigensystem(A, *, dps: int, tier: int = 1, k: int | None = None, max_bits: int | None = None,
@@ -802,8 +824,9 @@ class _Refiner:
         res = (lift * z_norm + (self.a_rounding + extra) * y_high) * _NORM_SAFETY
         s = (x_f / math.sqrt(g_min) + res / (y_low * gap)) * _NORM_SAFETY
         if _DEBUG:
-            print(f"    newton {j}: ‖Xf‖ part {x_f / math.sqrt(g_min):.2e}, residual part {res / (y_low * gap):.2e} "
-                  f"(z {lift * z_norm:.2e}, A rounding + extra {(self.a_rounding + extra) * y_high:.2e})")
+            print(f"    newton {j}: ‖Xf‖ part {x_f / math.sqrt(g_min):.2e}, "
+                  f"residual part {res / (y_low * gap):.2e} (z {lift * z_norm:.2e}, "
+                  f"A rounding + extra {(self.a_rounding + extra) * y_high:.2e})")
         if not s < 0.5:
             return 2.0
         return s * (1 + s * s)  # asin s ≤ s (1 + s²) for s ≤ 1/2
@@ -892,7 +915,7 @@ class _Refiner:
         _, it, kept = best
         return self._result(kept, it, bits_used)
 
-    def _kept(self, X, x_bits, pr, bnd) -> dict:
+    def _kept(self, X, x_bits, pr, bnd) -> _Kept:
         """What the result needs of a checked basis, so that its products (and for tier 1 the basis) can go:
         the returned columns (tier 1: a copy of the top k), their block of ``G - I``, the exact diagonals of S
         and G, the bounds for A and, with an ``input_error``, for A_true (Weyl on the values; the vectors see
@@ -906,9 +929,8 @@ class _Refiner:
             true_vec = self._vector_bounds(pr, order, true_vb, 1.0 / np.sqrt(gdiag), float(np.min(gdiag)),
                                            extra=self.input_error)
         basis, take = (X, cols) if self.tier == 2 else (X.take_columns(cols), np.arange(len(cols)))
-        return {"basis": basis, "take": take, "cols": cols, "x_bits": x_bits, "R_cols": pr.R[np.ix_(cols, cols)],
-                "s_diag": pr.s_diag, "g_diag": pr.g_diag, "s_exp": pr.s_exp, "g_exp": pr.g_exp, "order": order,
-                "vb": vb, "vec": vec, "true_vb": true_vb, "true_vec": true_vec, "groups": groups}
+        return _Kept(basis, take, cols, x_bits, pr.R[np.ix_(cols, cols)], pr.s_diag, pr.g_diag, pr.s_exp, pr.g_exp,
+                     order, vb, vec, true_vb, true_vec, groups)
 
     def _orthonormalised(self, Y, R, x_bits):
         """Columns ``Y`` (with ``R = YᵀY - I`` in float64), orthonormalised when R is off zero by more than the
@@ -933,24 +955,24 @@ class _Refiner:
     def _result(self, kept, iterations, bits_used):
         n = self.n
         unit_exp = self.unit_exp  # normalised unit
-        x_bits, order, groups = kept["x_bits"], kept["order"], kept["groups"]
+        x_bits, order, groups = kept.x_bits, kept.order, kept.groups
         out_prec = max(x_bits, self.a_bits) + 16
         values = np.empty(n, dtype=object)
         bounds = np.empty(n, dtype=object)
-        given_vb, given_vec = kept["vb"], kept["vec"]
-        vb, vec = kept["true_vb"], kept["true_vec"]
+        given_vb, given_vec = kept.vb, kept.vec
+        vb, vec = kept.true_vb, kept.true_vec
         given_bounds = np.empty(n, dtype=object)
         for pos, i in enumerate(order):
-            s, g = kept["s_diag"][i], kept["g_diag"][i]
+            s, g = kept.s_diag[i], kept.g_diag[i]
             # θ = (s 2**s_exp) / (g 2**g_exp) in normalised units
             tup = ratio_to_mpf_tuple(s, g, out_prec)
-            values[pos] = mpmath.mp.make_mpf(libmp.mpf_shift(tup, kept["s_exp"] - kept["g_exp"] + unit_exp))
+            values[pos] = mpmath.mp.make_mpf(libmp.mpf_shift(tup, kept.s_exp - kept.g_exp + unit_exp))
             # the rounding of the quotient to out_prec bits is covered by the 2**-100 |θ| in the bounds
             bounds[pos] = mpmath.mp.make_mpf(libmp.mpf_shift(libmp.from_float(float(vb[i])), unit_exp))
             given_bounds[pos] = (bounds[pos] if given_vb is vb else
                                  mpmath.mp.make_mpf(libmp.mpf_shift(libmp.from_float(float(given_vb[i])), unit_exp)))
-        cols = kept["cols"]
-        Xc, moved = self._orthonormalised(kept["basis"].take_columns(kept["take"]), kept["R_cols"], x_bits)
+        cols = kept.cols
+        Xc, moved = self._orthonormalised(kept.basis.take_columns(kept.take), kept.R_cols, x_bits)
         ints, x_exp = Xc.to_integers()
         vectors = np.empty((n, len(cols)), dtype=object)
         t_bits = x_bits + 16
