@@ -52,6 +52,10 @@ _FLOAT64_DIGITS = 13  # what a float64 evaluation can be expected to certify
 _BITS_PER_DIGIT = math.log2(10)
 ENCLOSED_MEASURES = ("eigenvalue", "eigenprojection")
 TWIN_MAX_N = 400  # above this a multiprecision eigensolver twin takes minutes to hours: enclosures only
+# Enclosure digits ≈ _ENCLOSURE_DIGITS − predicted loss: splice σ = 2⁻⁴…2⁶ gave 22–28 at losses 3.2–4.4
+# (binary128 Gram: 34 digits, less the residual bounds' own growth); tried first only with this margin.
+_ENCLOSURE_DIGITS = 26
+_ENCLOSURE_MARGIN = 3
 
 
 def evaluate(X: np.ndarray, name: str, sigma: Fraction, backend: Backend, *, k=1, tau=1e-6,
@@ -231,9 +235,13 @@ def _auto(X, name, sigma, digits, options, k_field, start) -> Measurement:
     """Structured path where it applies (float64 E, certified by an mp twin); else a full eigensolver at the
     precision the predicted cancellation needs."""
     float64 = Float64Backend()
-    if name in ENCLOSED_MEASURES and not _structured_applies(X, name, sigma, options):
+    route = _eigen_route(X, name, sigma, digits, options) if name in ENCLOSED_MEASURES else "structured"
+    if route != "structured":
         result = _enclosed(X, name, sigma, digits, options, k_field, start)
-        if result.certified_digits >= digits or X.shape[0] > TWIN_MAX_N:
+        if result.certified_digits >= digits:
+            return result
+        if route == "enclosure" and X.shape[0] > TWIN_MAX_N:
+            warnings.warn(f"{name} at sigma={sigma}: {result.method}", RuntimeWarning, stacklevel=3)
             return result
     if name != "cka":
         try:
@@ -242,10 +250,10 @@ def _auto(X, name, sigma, digits, options, k_field, start) -> Measurement:
             value, path = None, "eigensolver"  # decided again, at higher precision, below
         if path == "structured":
             if digits <= _FLOAT64_DIGITS:
-                second = MPBackend(max(30, digits + 15))
+                second = MPBackend(_twin_dps(digits))
                 return _by_agreement(X, name, sigma, float64, second, digits, options, k_field, start,
                                      escalate=True, first_value=value)
-            first = MPBackend(digits + 10)
+            first = MPBackend(_twin_dps(digits))
             return _by_agreement(X, name, sigma, first, MPBackend(first.dps + _ESCALATION_DPS), digits, options,
                                  k_field, start, escalate=True)
     need = digits + predicted_loss_digits(X, sigma, options["median"])
@@ -255,12 +263,32 @@ def _auto(X, name, sigma, digits, options, k_field, start) -> Measurement:
     return _by_agreement(X, name, sigma, first, second, digits, options, k_field, start, escalate=True)
 
 
-def _structured_applies(X, name, sigma, options) -> bool:
+def _eigen_route(X, name, sigma, digits, options) -> str:
+    """``"structured"``, ``"enclosure"`` (the structured path does not apply) or ``"enclosure first"``: it
+    applies, but its mp twin is predicted to cost more than the enclosure, which is predicted to certify
+    ``digits`` (the structured path remains the fallback).
+
+    Cost model: the twin's resolvent series applies the N×N residual to t columns about ``terms`` times
+    (≈ terms·t·N² work), the enclosure is a float64 eigensystem plus exact residual products (≈ N³); measured
+    on splice (N = 3190) at σ = 2⁸, t = 194 and 44 terms: 1985 s against 580–1010 s at σ = 2⁻²…2⁶.
+    """
     try:
         ps = structured.perturbed_spectrum(X, sigma, Float64Backend(), options["k"], options["median"])
-        return structured.covers(ps, name, options["k"], options["tau"])
+        if not structured.covers(ps, name, options["k"], options["tau"]):
+            return "enclosure"
     except (ArithmeticError, ValueError):
-        return False
+        return "enclosure"
+    n = X.shape[0]
+    twin_terms = ps.series_terms(10.0 ** -_twin_dps(digits))
+    if n <= TWIN_MAX_N or twin_terms * ps.rank <= n:
+        return "structured"
+    predicted = _ENCLOSURE_DIGITS - predicted_loss_digits(X, sigma, options["median"])
+    return "enclosure first" if predicted >= digits + _ENCLOSURE_MARGIN else "structured"
+
+
+def _twin_dps(digits: int) -> int:
+    """Precision of the structured path's first mp evaluation (see :func:`_auto`)."""
+    return max(30, digits + 15) if digits <= _FLOAT64_DIGITS else digits + 10
 
 
 def _enclosed(X, name, sigma, digits, options, k_field, start) -> Measurement:
@@ -284,8 +312,6 @@ def _enclosed(X, name, sigma, digits, options, k_field, start) -> Measurement:
               f"(interval [{mpmath.nstr(lo, 5)}, {mpmath.nstr(hi, 5)}])")
     if certified < digits:
         method = f"FAILED to certify {digits} digits ({certified} certified): " + method
-        if X.shape[0] > TWIN_MAX_N:
-            warnings.warn(f"{name} at sigma={sigma}: {method}", RuntimeWarning, stacklevel=4)
     return _result(name, sigma, k_field, ctx, value, at_zero, certified, method, start)
 
 

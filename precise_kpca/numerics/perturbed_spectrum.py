@@ -82,6 +82,8 @@ class PerturbedSpectrum:
         in its cluster, else x restricted to the cluster has unit norm.
     clusters : list of (a, z)
         Runs of top linear eigenvalues solved together (gaps below ‖E‖/C; singletons mostly).
+    series_ratio : float
+        (‖E‖_F + λ_{t+1})/λ_t ≥ ‖S₀‖/μ: the resolvent series' contraction (see :meth:`series_terms`).
     """
 
     def __init__(self, linear: LinearSpectrum, E: np.ndarray, backend: Backend, k: int):
@@ -119,7 +121,8 @@ class PerturbedSpectrum:
         self.Y = EW - self._W_ops[0].dot(self.F)
         # Neumann terms: (‖S₀‖/μ)^(n+1) ≤ ((‖E‖ + λ_{t+1})/λ_t)^(n+1) below the working eps.
         self._s0_norm = e_norm + (floats[t] if t < r else 0.0)  # ≥ ‖S₀‖₂
-        terms = _neumann_terms(self._s0_norm / floats[t - 1], b.eps)
+        self.series_ratio = self._s0_norm / floats[t - 1]
+        terms = self.series_terms(b.eps)
         # Mₙ = Yᵀ S₀ⁿ Y = K_aᵀ K_b for any a + b = n (S₀ symmetric): Krylov blocks K_a = S₀ᵃ Y to half the depth.
         krylov = [self.Y]
         for _ in range(terms // 2):
@@ -135,6 +138,10 @@ class PerturbedSpectrum:
         self.rest_values = self._rest_values(min(r - t + 1, self.n - t - 1))
         if self.rest_values and not self.rest_values[0] < self.lam[-1] + self.shifts[-1]:
             self.applicable = False  # a rest-block eigenvalue overtook λ_t: Eq. 18's pairing changes
+
+    def series_terms(self, eps: float) -> int:
+        """Neumann terms (Krylov depth ≈ half of it) the top block needs at working precision ``eps``."""
+        return _neumann_terms(self.series_ratio, eps)
 
     # --- the top block --------------------------------------------------------------------------------
     def _project_null(self, V: np.ndarray) -> np.ndarray:
