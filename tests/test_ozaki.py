@@ -79,6 +79,14 @@ def product_case(draw):
     return a, ea, da, b, eb, db
 
 
+def _operands(case):
+    """The two fixed-point operands of a product case and their exact product (Fractions)."""
+    a_int, ea, da, b_int, eb, db = case
+    a = FixedMatrix.from_integers(a_int, ea, digit_bits=da)
+    b = FixedMatrix.from_integers(b_int, eb, digit_bits=db)
+    return a, b, a_int.dot(b_int) * Fraction(2) ** (ea + eb)
+
+
 def test_digit_bits_rule():
     for inner in [1, 2, 127, 128, 129, 200, 1000, 5404, 2**20]:
         b = digit_bits_for(inner)
@@ -175,11 +183,8 @@ def test_matmul_slice_schedules_agree(monkeypatch, thin, bits):
 @FAST
 @given(product_case(), st.integers(1, 200))
 def test_matmul_truncated_within_bound(case, bits):
-    a_int, ea, da, b_int, eb, db = case
-    a = FixedMatrix.from_integers(a_int, ea, digit_bits=da)
-    b = FixedMatrix.from_integers(b_int, eb, digit_bits=db)
+    a, b, exact = _operands(case)
     c = matmul(a, b, bits=bits)
-    exact = a_int.dot(b_int) * Fraction(2) ** (ea + eb)
     err = max((abs(x) for x in (fractions(c) - exact).ravel()), default=0)
     grid = Fraction(2) ** (c.exponent - bits)
     assert err <= c.error_bound
@@ -208,11 +213,8 @@ def test_matmul_truncated_is_tight_and_skips_work():
 @FAST
 @given(product_case(), st.integers(-400, 300))
 def test_matmul_on_a_grid_within_bound(case, grid):
-    a_int, ea, da, b_int, eb, db = case
-    a = FixedMatrix.from_integers(a_int, ea, digit_bits=da)
-    b = FixedMatrix.from_integers(b_int, eb, digit_bits=db)
+    a, b, exact = _operands(case)
     c = matmul(a, b, grid=grid)
-    exact = a_int.dot(b_int) * Fraction(2) ** (ea + eb)
     g = Fraction(2) ** grid
     err = max((abs(x) for x in (fractions(c) - exact).ravel()), default=0)
     assert err <= c.error_bound <= Fraction(3, 4) * g
