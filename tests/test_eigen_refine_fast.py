@@ -306,3 +306,44 @@ def test_panels_and_chunks_never_form_full_products(monkeypatch):
     for c in range(4):
         diff = math.sqrt(sum((res.vectors[i, c] - whole.vectors[i, c]) ** 2 for i in range(n)))
         assert diff <= res.given_vector_error_bounds[c] + whole.given_vector_error_bounds[c] <= 2 * 10.0**-DPS
+
+
+# -- second-order effect of the outside Newton corrections on a rotated cluster ------------------------------
+def test_outside_second_order_is_the_corrected_basis_block():
+    # basis X = I, so S = M and G = I: the Newton step moves cluster column j to e_j + Σ_k E_kj e_k (k outside,
+    # E_kj = T_kj / (θ_j - θ_k)), and the cluster's new shifted block is Vᵀ (M - μI) V. The returned term makes
+    # the float64 block equal to it up to third order; mutation: leaving it out (the old rotation) errs by the
+    # Schur term itself.
+    rng = np.random.default_rng(7)
+    outside_th = np.array([1.0, 0.5, 2e-3])
+    cluster_th = np.array([3e-6, 2e-6, 1e-6])
+    m_out, m = len(outside_th), len(cluster_th)
+    n = m_out + m
+    M = np.diag(np.concatenate([outside_th, cluster_th]))
+    T = rng.standard_normal((m_out, m)) * 1e-5
+    M[:m_out, m_out:], M[m_out:, :m_out] = T, T.T
+    M[0, 1] = M[1, 0] = 1e-5  # coupling among the outside columns: third order in the block
+    J = np.arange(m_out, n)
+    mu = float(np.mean(cluster_th))
+    W = np.zeros((n, n))
+    W[:m_out, m_out:] = T / (cluster_th[None, :] - outside_th[:, None])
+    pr = SimpleNamespace(theta_hi=np.diag(M).copy(), theta_lo=np.zeros(n), S=M, R=np.zeros((n, n)))
+    delta = er._Refiner._outside_second_order(SimpleNamespace(n=n), pr, W, J, mu)
+
+    ctx = mpmath.MPContext()
+    ctx.dps = 50
+    V = ctx.matrix(n, m)
+    for i in range(n):
+        for c in range(m):
+            V[i, c] = ctx.mpf(float(W[i, J[c]])) + (1 if i == J[c] else 0)
+    shifted = ctx.matrix([[ctx.mpf(float(M[i, j])) - (mu if i == j else 0) for j in range(n)] for i in range(n)])
+    exact = V.T * shifted * V
+    block = M[np.ix_(J, J)] - mu * np.eye(m)
+
+    def err(b):
+        return max(abs(exact[a, c] - ctx.mpf(float(b[a, c]))) for a in range(m) for c in range(m))
+
+    schur = float(np.max(np.abs(delta)))
+    assert schur > 1e-9  # Σ_k T_ka T_kb / θ_k with T ≈ 1e-5 and θ_k = 2e-3 outside
+    assert err(block + delta) < 1e-4 * schur
+    assert err(block) > 0.5 * schur

@@ -18,7 +18,9 @@ Algorithm (Ogita & Aishima 2018, with the cluster treatment of Ogita & Aishima 2
    - the rest are grouped into clusters: inside a cluster ``Eᵢⱼ = -Rᵢⱼ/2`` (orthogonalise), then the
      cluster is rotated by the float64 eigenvectors of its shifted, rescaled block ``(S - μG)_JJ``
      (to float64 relative accuracy: diagonal ``Gⱼⱼ(θⱼ - μ)`` from the double-double θ, off-diagonal from
-     double-word read-outs when float64 ones would not do).
+     double-word read-outs when float64 ones would not do), plus what the Newton corrections of the
+     columns outside the cluster add to that block at second order (``_outside_second_order``, the Schur
+     term ``Σₖ TₖₐTₖ_b / θₖ``: left out, it couples the cluster's levels again at ``T² / θₖ``).
 
    ``X ← X + X (W - I)`` is one more truncated product. On graded spectra (eigenvalue groups decades
    apart) each iteration resolves the next group, then converges quadratically.
@@ -432,6 +434,7 @@ class _Refiner:
             # E inside J was set to -R/2 only where the pair itself was flagged: do the whole block
             W[np.ix_(J, J)] = -pr.R[np.ix_(J, J)] / 2
             mu, block = self._shifted_block(pr, J)
+            block += self._outside_second_order(pr, W, J, mu)
             scale = np.max(np.abs(block))
             # A block already diagonal to the target is left alone: its float64 rotation would cost
             # orthogonality (2**-53) that the next iterations would have to restore.
@@ -448,6 +451,26 @@ class _Refiner:
             predicted[J] = mu + nu * scale
         new_order = np.argsort(-predicted, kind="stable")
         return W, new_order, e_max, in_cluster
+
+    def _outside_second_order(self, pr: _Products, W, J, mu) -> np.ndarray:
+        """What the Newton corrections ``E_kJ`` of the columns outside the cluster ``J`` add to its shifted block
+        (S - μG)_JJ at second order: ``E_OJᵀ Y + Yᵀ E_OJ + E_OJᵀ diag(G_kk (θ_k - μ)) E_OJ`` with
+        ``Y = (S - μG)_OJ``; the couplings among the outside columns enter at third order and are left out.
+
+        Rotating the block without it leaves Schur terms ``Σ_k T_ka T_kb / θ_k`` between its columns (phoneme,
+        N = 5404: grading level 1 coupled levels 2 and 4 at 2e-21 after the first step, a third iteration).
+        """
+        outside = np.ones(self.n, dtype=bool)
+        outside[J] = False
+        O = np.flatnonzero(outside)
+        if len(O) == 0:
+            return 0.0
+        E = W[np.ix_(O, J)]
+        Y = pr.S[np.ix_(O, J)] - mu * pr.R[np.ix_(O, J)]
+        shift = ((pr.theta_hi[O] - mu) + pr.theta_lo[O]) * (1.0 + pr.R[O, O])
+        cross = E.T @ Y
+        delta = cross + cross.T + E.T @ (shift[:, None] * E)
+        return (delta + delta.T) / 2  # exactly symmetric, as the block is
 
     def _block_tol(self, theta_block) -> float:
         """Off-diagonal size below which a cluster's block needs no rotation (normalised units)."""
