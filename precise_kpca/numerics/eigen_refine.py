@@ -20,7 +20,7 @@ Algorithm (Ogita & Aishima 2018, with the cluster treatment of Ogita & Aishima 2
      (to float64 relative accuracy: diagonal ``Gⱼⱼ(θⱼ - μ)`` from the double-double θ, off-diagonal from
      double-word read-outs when float64 ones would not do), plus what the Newton corrections of the
      columns outside the cluster add to that block at second order (``_outside_second_order``, the Schur
-     term ``Σₖ TₖₐTₖ_b / θₖ``: left out, it couples the cluster's levels again at ``T² / θₖ``).
+     term ``Σ_k T_ka T_kb / θ_k``: left out, it couples the cluster's levels again at ``T² / θ_k``).
 
    ``X ← X + X (W - I)`` is one more truncated product. On graded spectra (eigenvalue groups decades
    apart) each iteration resolves the next group, then converges quadratically.
@@ -464,7 +464,7 @@ class _Refiner:
         outside[J] = False
         O = np.flatnonzero(outside)
         if len(O) == 0:
-            return 0.0
+            return np.zeros((len(J), len(J)))
         E = W[np.ix_(O, J)]
         Y = pr.S[np.ix_(O, J)] - mu * pr.R[np.ix_(O, J)]
         shift = ((pr.theta_hi[O] - mu) + pr.theta_lo[O]) * (1.0 + pr.R[O, O])
