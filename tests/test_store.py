@@ -124,15 +124,15 @@ def test_sweep_killed_with_sigkill_resumes_without_recomputing(tmp_path):
     path = tmp_path / "killed.sqlite"
     script = tmp_path / "sweep.py"
     script.write_text(SWEEP)
-    child = subprocess.Popen([sys.executable, str(script), str(path)], stderr=subprocess.PIPE)
-    try:
+    # the context manager waits for the child and closes its stderr pipe however the block ends
+    with subprocess.Popen([sys.executable, str(script), str(path)], stderr=subprocess.PIPE) as child:
         deadline = time.monotonic() + 60
         while _rows(path) < 3 and child.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert child.poll() is None, f"the sweep ended before it could be killed: {child.stderr.read()!r}"
-        os.kill(child.pid, signal.SIGKILL)
-    finally:
-        child.wait()
+        if child.poll() is None:
+            os.kill(child.pid, signal.SIGKILL)
+        else:
+            pytest.fail(f"the sweep ended before it could be killed: {child.stderr.read()!r}")
     assert child.returncode == -signal.SIGKILL
 
     with ResultsStore(path) as store:
