@@ -6,6 +6,7 @@ Usage::
     python benchmarks/eigen_bench.py --sizes 60 200 1000 --tier2-sizes 60 200 1000
     python benchmarks/eigen_bench.py --sizes 2000 --tier2-sizes --no-reference   # timing only
     python benchmarks/eigen_bench.py --dataset phoneme --data-dir /work/shared/datasets   # N = 5404, tier 1
+    python benchmarks/eigen_bench.py --dataset phoneme --data-dir ... --gram mp --resume    # N = 5404, tier 2
 
 Prints one row per method × N × tier: seconds (median of repeats where cheap), ratio to
 ``mpmath.eigsy`` at dps 30 (measured where N ≤ --eigsy-max, else extrapolated as N³ from the largest
@@ -15,7 +16,9 @@ measured N and marked ≈), ratio to float64 LAPACK ``eigh``, and the digits ach
 - tier 2: the least relative digits over eigenvalues above A's noise floor.
 
 Matrices: ``--gram mp`` (default for Gaussian data) builds ``H K H`` exactly as mpf entries
-(:mod:`precise_kpca.numerics.eigen_gallery`, minutes at N = 2000); ``--gram quad`` (always for ``--dataset``)
+(:mod:`precise_kpca.numerics.eigen_gallery`, minutes at N = 2000; with ``--dataset`` the same construction
+straight into a ``FixedMatrix``, ``centered_gaussian_gram_fixed``, cached, tier 2 by default); ``--gram quad``
+(the default for ``--dataset``)
 takes the binary128 Gram ``σ_X² H K H`` of :func:`precise_kpca.numerics.quad_gram.scaled_gaussian_gram_words`
 as a ``FixedMatrix`` (``from_words``, no mpf objects; tier 1 only). Its rigorous Frobenius error bound is passed
 as ``input_error``: "bounds" then hold for the exact Gram and cannot exceed the binary128 Gram's own digits
@@ -37,6 +40,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import json  # noqa: E402
 import math  # noqa: E402
 import pickle  # noqa: E402
 import statistics  # noqa: E402
@@ -47,7 +51,11 @@ import mpmath  # noqa: E402
 import numpy as np  # noqa: E402
 
 from precise_kpca.backends.ozaki import FixedMatrix  # noqa: E402
-from precise_kpca.numerics.eigen_gallery import centered_gaussian_gram, gaussian_data  # noqa: E402
+from precise_kpca.numerics.eigen_gallery import (  # noqa: E402
+    centered_gaussian_gram,
+    centered_gaussian_gram_fixed,
+    gaussian_data,
+)
 from precise_kpca.numerics.eigen_refine import input_bits, refine_eigensystem  # noqa: E402
 from precise_kpca.numerics.quad_gram import scaled_gaussian_gram_words  # noqa: E402
 
@@ -71,6 +79,31 @@ def gram(n: int, bits: int) -> np.ndarray:
     A = centered_gaussian_gram(gaussian_data(n, seed=0), bits=bits)
     path.write_bytes(pickle.dumps(A))
     return A
+
+
+def fixed_gram(name: str, X: np.ndarray, bits: int, workers: int) -> tuple[FixedMatrix, float]:
+    """The exact Gram H K H of a data set (σ = 2**10 median distances) to ``bits`` bits as a ``FixedMatrix``
+    (:func:`centered_gaussian_gram_fixed`), cached under ``benchmarks/.cache`` (written whole, then renamed);
+    returns it and the build seconds (0 when read from the cache)."""
+    CACHE.mkdir(exist_ok=True)
+    path = CACHE / f"{name}_n{len(X)}_b{bits}_fixed.npy"
+    meta = path.with_suffix(".json")
+    if path.exists() and meta.exists():
+        info = json.loads(meta.read_text())
+        return FixedMatrix(np.load(path, mmap_mode="r"), info["exponent"], info["digit_bits"]), 0.0
+    t = time.perf_counter()
+    F = centered_gaussian_gram_fixed(X, bits=bits, workers=workers)
+    seconds = time.perf_counter() - t
+    for target, write in ((path, lambda f: np.save(f, F.digits)),
+                          (meta, lambda f: f.write(json.dumps({"exponent": F.exponent, "digit_bits": F.digit_bits,
+                                                               "seconds": seconds}).encode()))):
+        tmp = target.with_name(target.name + ".tmp")
+        with open(tmp, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    return F, seconds
 
 
 def quad_gram(X: np.ndarray):
@@ -154,12 +187,19 @@ def main() -> None:
     ap.add_argument("--ref-max", type=int, default=60, help="largest N with an independent eigsy reference")
     ap.add_argument("--no-reference", action="store_true", help="skip the self+60 reference beyond --ref-max")
     ap.add_argument("--repeats", type=int, default=3, help="repeats (median) of the refinement for N <= 200")
-    ap.add_argument("--gram", choices=["mp", "quad"], default="mp",
+    ap.add_argument("--gram", choices=["mp", "quad"],
                     help="mp: exact mpf Gram (tiers 1, 2); quad: binary128 Gram as a FixedMatrix (tier 1)")
-    ap.add_argument("--dataset", help="a data set of precise_kpca.datasets instead of Gaussian data (quad, tier 1)")
+    ap.add_argument("--dataset", help="a data set of precise_kpca.datasets instead of Gaussian data "
+                                      "(default --gram quad, tier 1; --gram mp: the exact Gram, tier 2)")
     ap.add_argument("--data-dir", help="data directory for --dataset")
     ap.add_argument("--rows", type=int,
                     help="only the first ROWS examples of --dataset (its large-N behaviour, smaller)")
+    ap.add_argument("--tiers", type=int, nargs="+", choices=[1, 2],
+                    help="tiers run on --dataset (default: 1 with --gram quad, 2 with --gram mp)")
+    ap.add_argument("--gram-workers", type=int, default=2, help="processes building --dataset's exact Gram")
+    ap.add_argument("--resume", action="store_true",
+                    help="checkpoint each iteration under benchmarks/.cache and resume an interrupted run from it "
+                         "(seconds then add the earlier runs' time up to their last checkpoint)")
     ap.add_argument("--debug-bounds", action="store_true", help="print each check's bound components")
     args = ap.parse_args()
     if args.debug_bounds:
@@ -175,7 +215,10 @@ def main() -> None:
         data = load(args.dataset, data_dir=args.data_dir)
         if args.rows:
             data = data[: args.rows]
-        args.gram, args.sizes, args.tier2_sizes = "quad", [len(data)], []
+        args.gram = args.gram or "quad"
+        tiers = args.tiers or ([1] if args.gram == "quad" else [2])
+        args.sizes, args.tier2_sizes = ([len(data)] if t in tiers else [] for t in (1, 2))
+    args.gram = args.gram or "mp"
     if args.gram == "quad":
         args.tier2_sizes = []  # binary128 entries: tier 2's relative digits need the mp Gram's extra bits
     eigsy_time = {}
@@ -209,6 +252,12 @@ def main() -> None:
             A, input_error, words, t_gram = quad_gram(data if data is not None else gaussian_data(n, seed=0))
             Af = words[0]
             bits = None
+        elif data is not None:
+            bits = gram_bits(n)
+            A, t_gram = fixed_gram(args.dataset, data, bits, args.gram_workers)
+            print(f"exact Gram H K H to {bits} bits: " + (f"built in {t_gram:.1f} s" if t_gram else "from the cache")
+                  + f", {A.n_digits} digits of {A.digit_bits} bits", flush=True)
+            Af = A.to_float64()
         else:
             bits = gram_bits(n)
             A = gram(n, bits)
@@ -223,24 +272,32 @@ def main() -> None:
         del Af, w64
         if args.gram == "quad" and args.no_reference:
             del words  # N = 5404: the refinement needs the memory
-        if n <= args.eigsy_max and args.gram == "mp":
+        mpf_input = args.gram == "mp" and data is None
+        if n <= args.eigsy_max and mpf_input:
             eigsy_time[n], _ = timed(lambda: eigsy(A, DPS), 1)
             row("mpmath.eigsy dps 30", n, "-", eigsy_time[n], "-")
         row("float64 eigh (LAPACK)", n, "-", t64s[n], "-")
         refs = {}
-        if n <= args.ref_max and args.gram == "mp":
+        if n <= args.ref_max and mpf_input:
             refs[1] = refs[2] = (*eigsy(A, 2 * DPS + 120), "eigsy")
         for tier in (1, 2):
             if (tier == 1 and n not in args.sizes) or (tier == 2 and n not in args.tier2_sizes):
                 continue
             reps = args.repeats if n <= 200 else 1
+            ckpt = CACHE / f"{args.dataset or 'gauss'}_{args.gram}_n{n}_tier{tier}.ckpt" if args.resume else None
             if reps == 1 and args.gram == "quad" and args.no_reference:
                 # hand the only reference over: refine_eigensystem frees the input once it has rounded it
                 box = [A]
                 del A
-                t, res = timed(lambda: refine_eigensystem(box.pop(), dps=DPS, tier=tier, input_error=input_error), 1)
+                t, res = timed(lambda: refine_eigensystem(box.pop(), dps=DPS, tier=tier, input_error=input_error,
+                                                          checkpoint=ckpt), 1)
             else:
-                t, res = timed(lambda: refine_eigensystem(A, dps=DPS, tier=tier, input_error=input_error), reps)
+                t, res = timed(lambda: refine_eigensystem(A, dps=DPS, tier=tier, input_error=input_error,
+                                                          checkpoint=ckpt), reps)
+            if res.resumed:
+                print(f"  resumed at iteration {res.resumed['iteration']} after {res.resumed['seconds']:.1f} s "
+                      f"of earlier runs; this run {t:.1f} s", flush=True)
+                t += res.resumed["seconds"]
             if tier not in refs and not args.no_reference:
                 # one reference for both tiers: all eigenvalues to 10**-90 ‖A‖ (≥ 34 relative digits down
                 # to 1e-56 ‖A‖) and the top-k vectors to 90 digits
@@ -261,7 +318,7 @@ def main() -> None:
             row(f"refine tier {tier} ({res.iterations} it, {res.precision_bits_used} b)", n, tier, t, d)
             if n > 1000:  # per iteration: bits of A / X and how far the bounds were from their targets
                 print("  iterations: " + "; ".join(
-                    f"A {h['a_bits']} b, X {h['x_bits']} b, bounds/target "
+                    f"A {h['a_bits']} b, X {h['x_bits']} b, {h['seconds']:.0f} s, bounds/target "
                     + ("-" if h["bounds_over_target"] is None else f"{h['bounds_over_target']:.2g}")
                     for h in res.history), flush=True)
 

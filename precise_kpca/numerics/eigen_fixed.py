@@ -77,12 +77,48 @@ def mpf_matrix_to_fixed(A: np.ndarray, bits: int | None):
     return F, e0, bits
 
 
+def integer_rows_to_fixed(row_blocks, nrows: int, ncols: int, exp2: int, max_abs: int, *,
+                          digit_bits: int | None = None):
+    """``ozaki.FixedMatrix`` holding exactly ``Z * 2**exp2`` for integers ``Z`` given row block by row block.
+
+    Parameters
+    ----------
+    row_blocks : iterable of (slice, list of int)
+        Row ranges covering ``range(nrows)`` and their entries, row-major; each block is written into the digits
+        and can then go, so the integers of the whole matrix never exist at once.
+    nrows, ncols, exp2 : int
+    max_abs : int
+        ``max |Z|`` (or a bound on it: the exponent is the least for the bound).
+    digit_bits : int, optional
+        Default ``ozaki.digit_bits_for(max(nrows, ncols))``.
+    """
+    from ..backends import ozaki
+
+    top = abs(int(max_abs))
+    e = exp2 + (top - 1).bit_length() + 1 if top else exp2 + 1
+    b = ozaki.digit_bits_for(max(nrows, ncols)) if digit_bits is None else int(digit_bits)
+    L = -(-(e - exp2) // b)
+    digits = np.empty((L, nrows, ncols))
+    covered = 0
+    for rows, ints in row_blocks:
+        count = (rows.stop - rows.start) * ncols
+        digits[:, rows] = _balanced_digits(ints, count, exp2, e, b).reshape(L, -1, ncols)
+        covered += rows.stop - rows.start
+    if covered != nrows:
+        raise ValueError(f"the row blocks cover {covered} of {nrows} rows")
+    return ozaki.FixedMatrix(digits, e, b)
+
+
 def _fixed_from_int_stream(ints, nrows, ncols, exp2, e, digit_bits):
     """FixedMatrix of exponent ``e`` holding ``Z * 2**exp2`` (caller guarantees ``|Z 2**exp2| <= 2**(e-1)``)."""
     from ..backends import ozaki
 
-    count = nrows * ncols
     b = ozaki.digit_bits_for(max(nrows, ncols)) if digit_bits is None else int(digit_bits)
+    return ozaki.FixedMatrix(_balanced_digits(ints, nrows * ncols, exp2, e, b).reshape(-1, nrows, ncols), e, b)
+
+
+def _balanced_digits(ints, count, exp2, e, b) -> np.ndarray:
+    """Balanced ``b``-bit digits, shape ``(L, count)``, of ``Z * 2**exp2`` in a FixedMatrix of exponent ``e``."""
     L = -(-(e - exp2) // b)
     total_bits = b * L  # value = (Z * 2**pre) * 2**(e - b L)
     pre = total_bits - (e - exp2)
@@ -90,7 +126,7 @@ def _fixed_from_int_stream(ints, nrows, ncols, exp2, e, digit_bits):
     nbytes = -(-(total_bits + 2) // 64) * 8
     raw = b"".join(((int(v) << pre) + offset).to_bytes(nbytes, "little") for v in ints)
     if len(raw) != count * nbytes:
-        raise ValueError(f"expected {count} integers for a {nrows}×{ncols} matrix")
+        raise ValueError(f"expected {count} integers, got {len(raw) // nbytes}")
     limbs = np.frombuffer(raw, dtype=np.uint64).reshape(count, nbytes // 8)
     limbs = np.concatenate([limbs, np.zeros((count, 1), dtype=np.uint64)], axis=1)
     mask = np.uint64((1 << b) - 1)
@@ -119,4 +155,4 @@ def _fixed_from_int_stream(ints, nrows, ncols, exp2, e, digit_bits):
     if np.any(np.abs(lead) > half):
         raise ArithmeticError("the leading digit overflows: |value| exceeds 2**(e-1)")
     digits[0] = lead
-    return ozaki.FixedMatrix(digits.reshape(L, nrows, ncols), e, b)
+    return digits

@@ -1,25 +1,35 @@
 """Test matrices for the eigen refinement: centered Gaussian Grams built in exact fixed point.
 
-``centered_gaussian_gram(X, sigma_exp2=10, bits=...)`` returns ``A = H K H`` (``H = I - 11ᵀ/N``,
-``K = exp(-D / (2 σ_X²))``, ``σ_X = d_X · 2**sigma_exp2``, ``d_X`` the median of the full N×N distance
-matrix, diagonal zeros included) as mpf entries rounded to ``bits + 16`` bits below ``max |A|`` and accurate to about ``2**-bits``
-relative to ``max |A|``.
-X (float64) is read exactly; squared distances are exact integers; ``K - 1 = expm1(-u)`` is summed
-in binary fixed point, so no float64 intermediate enters. It is the core's construction, kept here so
-the eigen module can be tested and benchmarked on its own.
+``A = H K H`` (``H = I - 11ᵀ/N``, ``K = exp(-D / (2 σ_X²))``, ``σ_X = d_X · 2**sigma_exp2``, ``d_X`` the median of
+the full N×N distance matrix, diagonal zeros included), rounded once to ``bits + 16`` bits below ``max |A|`` and
+accurate to about ``2**-bits`` relative to ``max |A|``:
+
+- :func:`centered_gaussian_gram` returns it as mpf entries (small N: every mpf is a Python object);
+- :func:`centered_gaussian_gram_fixed` returns the same values as an ``ozaki.FixedMatrix`` built row block by row
+  block (no mpf objects; N = 5404 at 416 bits in minutes, 4.4 GB of digits), optionally on several processes.
+
+X (float64) is read exactly; squared distances are exact integers (python-flint ``fmpz_mat``); ``K - 1 =
+expm1(-u)`` is summed by Horner's rule in binary fixed point with 128 guard bits (gmpy2 integers), so no float64
+intermediate enters; the centering is exact (``N² H (K - 1) H`` in integers). It is the core's construction, kept
+here so the eigen module can be tested and benchmarked on its own.
 """
 from __future__ import annotations
 
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
 import flint
+import gmpy2
 import mpmath
 import numpy as np
 from mpmath import libmp
 
+from ..backends import ozaki
+from .eigen_fixed import integer_rows_to_fixed
+from .exact import ExactData
+from .exact_geometry import ExactEccentricity
 
-def _exact_integers(X: np.ndarray) -> tuple[list[list[int]], int]:
-    ratios = [[float(v).as_integer_ratio() for v in row] for row in X]
-    den = max(d for row in ratios for _, d in row)
-    return [[n * (den // d) for n, d in row] for row in ratios], -(den.bit_length() - 1)
+_BLOCK_ENTRIES = 1 << 18  # entries of one row block of expm1 evaluations (a few seconds of work each)
 
 
 def centered_gaussian_gram(X: np.ndarray, *, sigma_exp2: int = 10, bits: int = 256) -> np.ndarray:
@@ -37,50 +47,147 @@ def centered_gaussian_gram(X: np.ndarray, *, sigma_exp2: int = 10, bits: int = 2
     -------
     ndarray of mpmath mpf, shape (N, N)
     """
-    n = len(X)
-    M, e = _exact_integers(np.asarray(X, dtype=float))
-    Mf = flint.fmpz_mat(M)
-    gram = Mf * Mf.transpose()
-    g = np.array([int(v) for v in gram.entries()], dtype=object).reshape(n, n)
-    norms = np.diag(g).copy()
-    D = norms[:, None] + norms[None, :] - 2 * g  # |x_i - x_j|² = D * 2**(2e), exact
-    # median of the full distance matrix (sqrt is monotone: take the middle squared distances)
-    flat = sorted(D.ravel().tolist())
-    mid = len(flat) // 2
-    ctx = mpmath.MPContext()
-    ctx.prec = bits + 96
-    if len(flat) % 2:
-        d_med = ctx.sqrt(flat[mid])
-    else:
-        d_med = (ctx.sqrt(flat[mid - 1]) + ctx.sqrt(flat[mid])) / 2
-    d_med = ctx.ldexp(d_med, e)
-    # u = D * c with c = 2**(2e) / (2 σ_X²); F fractional bits of fixed point, enough for c itself to
-    # carry bits + 128 significant bits (centering cancels about log2(max u / max |A|) of them)
-    c = ctx.ldexp(1, 2 * e) / (2 * (d_med * ctx.ldexp(1, sigma_exp2)) ** 2)
-    F = bits + 128 - int(ctx.mag(c))
-    c_fix = int(ctx.nint(ctx.ldexp(c, F)))
-    one = 1 << F
-    u = (D * c_fix)  # fixed point at 2**-F
-    # expm1(-u) = -u (1 - u/2 (1 - u/3 (...))) by Horner in fixed point
-    umax = max(u.ravel().tolist())
-    terms = 2
-    while (umax ** terms) >> (F * (terms - 1)) > 0 and terms < 200:
-        terms += 1
-    acc = np.full((n, n), one, dtype=object)
-    for k in range(terms, 0, -1):
-        acc = one - (u * acc) // (k * one) if k > 1 else (u * acc) // one
-    kdev = -acc  # K - 1 at 2**-F
-    row = kdev.sum(axis=1)
-    tot = row.sum()
-    num = n * n * kdev - n * row[:, None] - n * row[None, :] + tot  # N² · H (K-1) H, exact
-    # one rounding, to bits + 16 bits below the largest entry
-    top = max(abs(v) for v in num.ravel().tolist()).bit_length()
-    shift = max(0, top - (bits + 16))
-    den = n * n << shift
-    A = (2 * num + den) // (2 * den)
-    return np.array(
-        [mpmath.mp.make_mpf(libmp.from_man_exp(int(v), shift - F)) for v in A.ravel()], dtype=object
-    ).reshape(n, n)
+    gram = _CenteredGram(X, sigma_exp2, bits, workers=1)
+    out = np.empty((gram.n, gram.n), dtype=object)
+    for rows, ints in gram.rounded_rows():
+        out[rows] = np.array([mpmath.mp.make_mpf(libmp.from_man_exp(int(v), gram.exp2)) for v in ints],
+                             dtype=object).reshape(-1, gram.n)
+    return out
+
+
+def centered_gaussian_gram_fixed(X: np.ndarray, *, sigma_exp2: int = 10, bits: int = 256,
+                                 digit_bits: int | None = None, workers: int = 1) -> ozaki.FixedMatrix:
+    """The matrix of :func:`centered_gaussian_gram` (the same values) as an exact ``ozaki.FixedMatrix``.
+
+    Parameters
+    ----------
+    X : ndarray of float64, shape (N, d)
+    sigma_exp2, bits : int
+        As in :func:`centered_gaussian_gram`.
+    digit_bits : int, optional
+        Digit width of the result (default ``ozaki.chunked_digit_bits(N)``, the refinement's own: no re-splitting).
+    workers : int
+        Processes evaluating ``expm1`` (the dominant cost: about 9 µs per entry of the upper triangle).
+
+    Returns
+    -------
+    ozaki.FixedMatrix, shape (N, N)
+        ``error_bound`` 0: the rounded matrix is the one represented (its distance to the exact Gram is the
+        ``2**-bits`` relative accuracy above, not a rounding of this representation).
+    """
+    gram = _CenteredGram(X, sigma_exp2, bits, workers=workers)
+    b = ozaki.chunked_digit_bits(gram.n) if digit_bits is None else int(digit_bits)
+    return integer_rows_to_fixed(gram.rounded_rows(), gram.n, gram.n, gram.exp2, gram.max_abs, digit_bits=b)
+
+
+@dataclass(frozen=True)
+class _Horner:
+    """What one worker needs to evaluate ``K - 1`` at ``2**-F`` on a block of the upper triangle."""
+
+    mantissas: list  # N×d Python integers, X = mantissas 2**e
+    c_fix: int  # 2**(2e) / (2 σ_X²) at 2**-F
+    F: int
+    terms: int
+
+
+_horner: _Horner | None = None  # set in each worker (and in-process for one worker)
+
+
+def _set_horner(h: _Horner) -> None:
+    global _horner
+    _horner = h
+
+
+def _kdev_block(start: int, stop: int) -> list:
+    """``K - 1`` at ``2**-F`` (gmpy2 integers, floor-rounded Horner) on rows ``[start, stop)``, columns ``[start, N)``."""
+    h = _horner
+    m = h.mantissas
+    rows = flint.fmpz_mat(m[start:stop]) * flint.fmpz_mat(m[start:]).transpose()
+    norms = [sum(v * v for v in r) for r in m[start:]]
+    width = len(m) - start
+    one = gmpy2.mpz(1) << h.F
+    out = []
+    for i, g in enumerate(rows.entries()):
+        r, j = divmod(i, width)
+        u = gmpy2.mpz(norms[r] + norms[j] - 2 * int(g)) * h.c_fix  # exact D times c at 2**-F
+        # expm1(-u) = -u (1 - u/2 (1 - u/3 (...))): nested floors equal the floor by k 2**F (u, acc > 0)
+        acc = one
+        for k in range(h.terms, 1, -1):
+            acc = one - ((u * acc) >> h.F) // k
+        out.append(-((u * acc) >> h.F))
+    return out
+
+
+class _CenteredGram:
+    """``N² H (K - 1) H`` in exact integers at ``2**-F`` and its rounding to the output grid, by row blocks."""
+
+    def __init__(self, X, sigma_exp2: int, bits: int, workers: int):
+        X = np.asarray(X, dtype=float)
+        n = len(X)
+        self.n = n
+        exact = ExactData.from_float64(X)
+        geometry = ExactEccentricity(X, "full")
+        median_sq = geometry.median_sq
+        ctx = mpmath.MPContext()
+        ctx.prec = bits + 96
+        d_med = ctx.sqrt(median_sq[0]) if len(median_sq) == 1 else (ctx.sqrt(median_sq[0]) + ctx.sqrt(median_sq[1])) / 2
+        d_med = ctx.ldexp(d_med, exact.exp2)
+        # u = D c with c = 2**(2e) / (2 σ_X²); F fractional bits, enough for c itself to carry bits + 128
+        # significant bits (centering cancels about log2(max u / max |A|) of them)
+        c = ctx.ldexp(1, 2 * exact.exp2) / (2 * (d_med * ctx.ldexp(1, sigma_exp2)) ** 2)
+        F = bits + 128 - int(ctx.mag(c))
+        c_fix = int(ctx.nint(ctx.ldexp(c, F)))
+        mantissas = [[int(v) for v in row] for row in exact.mantissas]
+        u_max = geometry.diameter_sq * c_fix  # the largest u: the diameter's
+        terms = 2
+        while (u_max ** terms) >> (F * (terms - 1)) > 0 and terms < 200:
+            terms += 1
+        horner = _Horner(mantissas, c_fix, F, terms)
+        rows_per_block = max(1, _BLOCK_ENTRIES // n)
+        starts = list(range(0, n, rows_per_block))
+        kdev = np.empty((n, n), dtype=object)
+        if workers <= 1:
+            _set_horner(horner)
+            blocks = (_kdev_block(s, min(s + rows_per_block, n)) for s in starts)
+            self._fill(kdev, starts, blocks, rows_per_block)
+            _set_horner(None)
+        else:
+            with ProcessPoolExecutor(max_workers=workers, initializer=_set_horner, initargs=(horner,)) as pool:
+                blocks = pool.map(_kdev_block, starts, [min(s + rows_per_block, n) for s in starts])
+                self._fill(kdev, starts, blocks, rows_per_block)
+        self.kdev = kdev
+        self.row = kdev.sum(axis=1)
+        self.total = self.row.sum()
+        self.F = F
+        self._rows_per_block = rows_per_block
+        # one rounding, to bits + 16 bits below the largest entry of N² H (K - 1) H
+        num_max = max(max(abs(v) for v in num.ravel().tolist()) for _, num in self._centered_rows())
+        shift = max(0, num_max.bit_length() - (bits + 16))
+        self._den = n * n << shift
+        self.exp2 = shift - F
+        self.max_abs = (2 * num_max + self._den) // (2 * self._den)  # the largest rounded |entry| (rounding is monotone)
+
+    def _fill(self, kdev, starts, blocks, rows_per_block):
+        n = self.n
+        for s, block in zip(starts, blocks):
+            e = min(s + rows_per_block, n)
+            b = np.empty(len(block), dtype=object)
+            b[:] = block
+            b = b.reshape(e - s, n - s)
+            kdev[s:e, s:] = b
+            kdev[s:, s:e] = b.T
+
+    def _centered_rows(self):
+        n = self.n
+        for s in range(0, n, self._rows_per_block):
+            rows = slice(s, min(s + self._rows_per_block, n))
+            yield rows, n * n * self.kdev[rows] - n * self.row[rows, None] - n * self.row[None, :] + self.total
+
+    def rounded_rows(self):
+        """``(rows, integers)``: the entries ``Z 2**exp2`` of a row block, row-major, rounded to nearest."""
+        den = self._den
+        for rows, num in self._centered_rows():
+            yield rows, ((2 * num + den) // (2 * den)).ravel().tolist()
 
 
 def gaussian_data(n: int, d: int = 5, seed: int = 0) -> np.ndarray:

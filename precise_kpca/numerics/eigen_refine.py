@@ -44,6 +44,7 @@ Algorithm (Ogita & Aishima 2018, with the cluster treatment of Ogita & Aishima 2
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -54,6 +55,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ..backends import ozaki
+from . import eigen_checkpoint
 from .eigen_fixed import integers_to_fixed, mpf_matrix_to_fixed, ratio_to_mpf_tuple
 
 LOG2_10 = math.log2(10)
@@ -96,13 +98,17 @@ class RefinedEigensystem:
         Index ranges ``(start, stop)`` of eigenvalues whose bounds do not separate them.
     history : list of dict
         Per iteration: bits of A and X, the largest first-order correction, number of clustered indices, and
-        the largest ratio of a bound to its target at the check before the correction (None: no check).
+        the largest ratio of a bound to its target at the check before the correction (None: no check), and the
+        iteration's wall-clock seconds (products to update).
     input_error : mpmath mpf
         The ``input_error`` argument (A's units): ``value_error_bounds`` and ``vector_error_bounds`` hold for any
         matrix within it of the input; 0 for an input taken as exact.
     given_value_error_bounds, given_vector_error_bounds : ndarray
         The same bounds for the input matrix itself (equal to the above when ``input_error`` is 0): what the
         refinement achieved, as opposed to what the input's accuracy allows.
+    resumed : dict or None
+        For a run resumed from a ``checkpoint``: ``{"iteration": i, "seconds": s}``, the iteration it resumed at
+        and the seconds the earlier calls had spent up to their last checkpoint (None: not resumed).
     """
 
     values: np.ndarray
@@ -116,6 +122,7 @@ class RefinedEigensystem:
     input_error: object = 0
     given_value_error_bounds: np.ndarray | None = None
     given_vector_error_bounds: np.ndarray | None = None
+    resumed: dict | None = None
 
 
 @dataclass
@@ -161,7 +168,7 @@ class _Kept:
 
 
 def refine_eigensystem(A, *, dps: int, tier: int = 1, k: int | None = None, max_bits: int | None = None,
-                       input_error: float = 0.0):
+                       input_error: float = 0.0, checkpoint: str | os.PathLike | None = None):
     """Eigenvalues and eigenvectors of a symmetric matrix to ``dps`` digits, with error bounds.
 
     Parameters
@@ -189,11 +196,16 @@ def refine_eigensystem(A, *, dps: int, tier: int = 1, k: int | None = None, max_
         when ``A`` stands for a matrix known only to that accuracy. The refinement targets ``A`` as given; the
         returned ``value_error_bounds`` and ``vector_error_bounds`` hold for ``A_true`` (Weyl; Davis–Kahan with
         the residual and the gaps widened by it), ``given_*`` for ``A`` itself.
+    checkpoint : str or path-like, optional
+        File for the state after each iteration (:mod:`.eigen_checkpoint`: written whole, then renamed). A call
+        with the same ``A`` and arguments resumes from it (``RefinedEigensystem.resumed``); another ``A`` or other
+        arguments raise ValueError. It is removed when the refinement returns.
 
     Returns
     -------
     RefinedEigensystem
     """
+    started = time.perf_counter()
     if tier not in (1, 2):
         raise ValueError(f"tier must be 1 or 2, got {tier!r}")
     if not isinstance(dps, (int, np.integer)) or dps < 1:
@@ -236,7 +248,12 @@ def refine_eigensystem(A, *, dps: int, tier: int = 1, k: int | None = None, max_
     # the slice GEMMs use the caller's BLAS threads (threadpoolctl / OPENBLAS_NUM_THREADS)
     refiner = _Refiner(A_read, n, exp2, a_bits, dps, tier, k, max_bits, read_rounding, scaled_error)
     del A_read  # the refiner holds A rounded to the bits it needs (GBs at N = 5404)
-    return refiner.run()
+    if checkpoint is not None:
+        refiner.checkpoint = (checkpoint, started)
+    result = refiner.run()
+    if checkpoint is not None:
+        eigen_checkpoint.remove(checkpoint)
+    return result
 
 
 def input_bits(n: int, dps: int, tier: int = 1) -> int | None:
@@ -316,6 +333,7 @@ class _Refiner:
         if tier == 1:
             self.noise = max(self.noise, 2.0**24 * self.target * self.a_norm)
         self.history = []
+        self.checkpoint = None  # (path, perf_counter at the call's start) when the state is saved per iteration
 
     # -- products ---------------------------------------------------------------------------------
     def _a_at(self, bits):
@@ -877,18 +895,24 @@ class _Refiner:
     # -- driver -----------------------------------------------------------------------------------
     def run(self) -> RefinedEigensystem:
         n = self.n
-        x_bits = _START_BITS
-        X = _exact(ozaki.FixedMatrix.from_float64(self.V0, bits=x_bits, digit_bits=self.digit_bits))
-        self.V0 = None
         # tier 1: X's rounding enters eigenvalues quadratically and vectors as 2**-x_bits / gap (gap bits are
         # in a_bits); tier 2 keeps 16 bits beyond A
         log2n = max(1, math.ceil(math.log2(n)))
         x_cap = self.a_bits - log2n - 8 if self.tier == 1 else self.a_bits
-        bits_used = 0
-        best = None  # (score, iteration, what the result needs) of the best checked basis
-        stall = 0
-        self.rotated_scale = None
-        for it in range(_MAX_ITERATIONS + 1):
+        saved = self._resumed_state()
+        if saved is None:
+            x_bits = _START_BITS
+            X = _exact(ozaki.FixedMatrix.from_float64(self.V0, bits=x_bits, digit_bits=self.digit_bits))
+            start, bits_used, stall = 0, 0, 0
+            best = None  # (score, iteration, what the result needs) of the best checked basis
+            self.rotated_scale = None
+        else:
+            X, x_bits, start, bits_used, stall, best = (saved[key] for key in
+                                                        ("X", "x_bits", "iteration", "bits_used", "stall", "best"))
+            self.rotated_scale, self.history = saved["rotated_scale"], saved["history"]
+        self.V0 = None
+        for it in range(start, _MAX_ITERATIONS + 1):
+            it_clock = time.perf_counter()
             a_bits = min(self.a_bits, x_bits + 48)
             if self.tier == 2 and self.rotated_scale is not None:
                 # a graded cluster is being peeled: its next level is resolved by products accurate to 2**-53
@@ -933,10 +957,44 @@ class _Refiner:
             del W
             _debug_time("update", clock)
             x_bits = new_bits
+            self.history[-1]["seconds"] = time.perf_counter() - it_clock
+            if self.checkpoint is not None:
+                self._save_state({"X": X, "x_bits": x_bits, "iteration": it + 1, "bits_used": bits_used,
+                                  "stall": stall, "best": best, "rotated_scale": self.rotated_scale,
+                                  "history": self.history})
         if best is None:
             raise ArithmeticError("refine_eigensystem: no basis was close enough to orthonormal to bound")
         _, it, kept = best
-        return self._result(kept, it, bits_used)
+        del X, best
+        self.A_full = None  # the result needs the kept basis only (A and X are GBs each at N = 5404)
+        result = self._result(kept, it, bits_used)
+        if saved is not None:
+            result.resumed = {"iteration": saved["iteration"], "seconds": saved["seconds"]}
+        return result
+
+    # -- checkpoints --------------------------------------------------------------------------------
+    def _checkpoint_key(self) -> str:
+        A = self.A_full
+        return eigen_checkpoint.fingerprint(
+            A.digits, exponent=A.exponent, digit_bits=A.digit_bits, n=self.n, exp2=self.exp2, a_bits=self.a_bits,
+            dps=self.dps, tier=self.tier, k=self.k, a_rounding=self.a_rounding, input_error=self.input_error)
+
+    def _resumed_state(self) -> dict | None:
+        """The saved state to resume from (None: start afresh); sets the fingerprint and the earlier seconds."""
+        self._seconds_before = 0.0
+        if self.checkpoint is None:
+            return None
+        self._key = self._checkpoint_key()
+        saved = eigen_checkpoint.load(self.checkpoint[0], self._key)
+        if saved is not None:
+            self._seconds_before = saved["seconds"]
+        return saved
+
+    def _save_state(self, state: dict) -> None:
+        """Save the state after an iteration with the seconds spent so far (earlier calls' included)."""
+        path, started = self.checkpoint
+        state["seconds"] = self._seconds_before + time.perf_counter() - started
+        eigen_checkpoint.save(path, self._key, state)
 
     def _kept(self, X, x_bits, pr, bnd) -> _Kept:
         """What the result needs of a checked basis, so that its products (and for tier 1 the basis) can go:
@@ -996,16 +1054,19 @@ class _Refiner:
                                  mpmath.mp.make_mpf(libmp.mpf_shift(libmp.from_float(float(given_vb[i])), unit_exp)))
         cols = kept.cols
         Xc, moved = self._orthonormalised(kept.basis.take_columns(kept.take), kept.R_cols, x_bits)
-        ints, x_exp = Xc.to_integers()
+        kept.basis = None
         vectors = np.empty((n, len(cols)), dtype=object)
         t_bits = x_bits + 16
         g_cols, g_exp = ozaki.column_dots(Xc, Xc)
         vec_out = np.empty(len(cols))
         given_vec_out = np.empty(len(cols))
+        chunk = max(1, _CHUNK_ENTRIES // n)  # columns read out to Python integers at a time
         for c, j in enumerate(cols):
+            if c % chunk == 0:
+                ints, x_exp = Xc.take_columns(slice(c, c + chunk)).to_integers()
             g = int(g_cols[c])  # ‖x_j‖² = g 2**g_exp, x = ints 2**x_exp with g_exp = 2 x_exp
             root = math.isqrt(g << (2 * t_bits))  # ≈ ‖x_j‖ 2**(-x_exp + t_bits)
-            col = [_round_div(int(v) << (2 * t_bits), root) for v in ints[:, c]]
+            col = [_round_div(int(v) << (2 * t_bits), root) for v in ints[:, c % chunk]]
             big = max(range(n), key=lambda i: (abs(col[i]), -i))
             sign = -1 if col[big] < 0 else 1
             for i in range(n):
