@@ -72,6 +72,7 @@ _DEBUG = False
 _PANEL_BYTES = 1 << 31  # about the working set of one column panel of the N×N products (int64 levels and digits):
 # at N = 5404 four panels of 1351 columns, whose slice GEMMs run at 98 % of the full width's speed (414: 80 %)
 _CHUNK_ENTRIES = 1 << 21  # entries of one row chunk of the N×N float64 work in bounds and corrections
+_SUB_PANELS = 4  # sub-panels per column panel for the triangular tiles of S and G (see _sub_panels)
 _X_EXPONENT = 2  # the basis is held with entries below 2 (a near-orthonormal basis has them near or below 1)
 
 
@@ -363,28 +364,30 @@ class _Refiner:
         else:
             p_frac, s_frac, g_frac = a_bits + 16 + log2n, a_bits + 8 + log2n, a_bits + 16 + log2n
         g_frac = min(2 * x_bits + 8, g_frac)
-        # Column panel J of X: P_J = A X_J, S_J = Xᵀ P_J and the tile of G above and on the diagonal, each
-        # rounded on its product's one grid and read out at once (no N×N fixed-point product is kept: at
-        # N = 5404 each is GBs). G's tiles below the diagonal are the transposed tiles above it.
+        # Column panel J of X: P_J = A X_J; then, sub-panel K by sub-panel K of J, the tiles of S = XᵀP and
+        # G = XᵀX above and on the diagonal (rows [0, K.stop)), each rounded on its product's one grid and read
+        # out at once (no N×N fixed-point product is kept: at N = 5404 each is GBs). The tiles below the
+        # diagonal are the transposed tiles above it: every entry is still one of S_fix's or G_fix's, within
+        # delta_s or delta_g of XᵀA_usedX or XᵀX, and S costs about half of a full XᵀP.
         s_hi, s_lo, R, g_lo = (np.empty((n, n)) for _ in range(4))
         s_parts = []
         delta_s = delta_g = 0.0
         for J in _panels(n, n, A.n_digits + X.n_digits):
-            XJ = _columns(X, J)
-            P_J = ozaki.matmul(A, XJ, grid=-p_frac)
-            S_J = ozaki.matmul(X.T, P_J, grid=-s_frac)
+            P_J = ozaki.matmul(A, _columns(X, J), grid=-p_frac)
+            for K in _sub_panels(J):
+                X_up = _columns(X, slice(0, K.stop)).T
+                S_K = ozaki.matmul(X_up, _columns(P_J, slice(K.start - J.start, K.stop - J.start)), grid=-s_frac)
+                s_parts.append(_diag_integers(ozaki.FixedMatrix(S_K.digits[:, K], S_K.exponent, S_K.digit_bits)))
+                delta_s = max(delta_s, float(S_K.error_bound))
+                hi, lo = S_K.to_double_word()
+                del S_K
+                _set_upper_tile(s_hi, s_lo, K, hi, lo)
+                G_K = ozaki.matmul(X_up, _columns(X, K), grid=-g_frac)
+                delta_g = max(delta_g, float(G_K.error_bound))
+                hi, lo = G_K.to_double_word()
+                del G_K, X_up
+                _set_upper_tile(R, g_lo, K, hi, lo)
             del P_J
-            s_hi[:, J], s_lo[:, J] = S_J.to_double_word()
-            s_parts.append(_diag_integers(ozaki.FixedMatrix(S_J.digits[:, J], S_J.exponent, S_J.digit_bits)))
-            delta_s = max(delta_s, float(S_J.error_bound))
-            del S_J
-            G_J = ozaki.matmul(_columns(X, slice(0, J.stop)).T, XJ, grid=-g_frac)
-            hi, lo = G_J.to_double_word()
-            delta_g = max(delta_g, float(G_J.error_bound))
-            del G_J
-            for M, tile in ((R, hi), (g_lo, lo)):
-                M[: J.stop, J] = tile
-                M[J, : J.start] = tile[: J.start].T
         # the panels' diagonals on the finest of their grids
         s_exp = min(e for _, e in s_parts)
         s_diag = [int(v) << (e - s_exp) for ints, e in s_parts for v in ints]
@@ -1166,6 +1169,22 @@ def _panels(n_cols: int, rows: int, levels: int) -> list[slice]:
     count = -(-n_cols // width)
     edges = [n_cols * p // count for p in range(count + 1)]  # equal widths: no thin last panel
     return [slice(a, b) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def _sub_panels(J: slice) -> list[slice]:
+    """``J`` cut into up to ``_SUB_PANELS`` column ranges of at least 128 columns (for the triangular tiles of S
+    and G: with p sub-panels in all they cost (p + 1) / 2p of full products, and GEMMs this wide stay efficient)."""
+    width = J.stop - J.start
+    count = max(1, min(_SUB_PANELS, width // 128))
+    edges = [J.start + width * p // count for p in range(count + 1)]
+    return [slice(a, b) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def _set_upper_tile(hi_out: np.ndarray, lo_out: np.ndarray, K: slice, hi: np.ndarray, lo: np.ndarray) -> None:
+    """Write the tile of rows ``[0, K.stop)`` and columns K, and its transpose left of the diagonal block."""
+    for M, tile in ((hi_out, hi), (lo_out, lo)):
+        M[: K.stop, K] = tile
+        M[K, : K.start] = tile[: K.start].T
 
 
 def _columns(F: ozaki.FixedMatrix, cols: slice) -> ozaki.FixedMatrix:
