@@ -49,3 +49,8 @@ def test_matches_the_core_mp_gram_to_the_stated_bits(sigma_exp2):
     # and not by accident: a bandwidth one binade off is far outside that accuracy
     other = centered_gaussian_gram(X, sigma_exp2=sigma_exp2 + 1, bits=bits)
     assert max(abs(ctx.mpf(a) - ctx.mpf(c)) for a, c in zip(other.ravel(), core.ravel())) > top * 1e-3
+
+
+def test_narrow_bandwidth_is_refused_with_its_size():
+    with pytest.raises(ValueError, match=r"sigma_exp2=-3: .* reaches .* > 32"):
+        centered_gaussian_gram_fixed(gaussian_data(20, seed=1), sigma_exp2=-3, bits=100)

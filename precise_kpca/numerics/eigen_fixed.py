@@ -2,7 +2,8 @@
 
 A real matrix ``M`` is read as integers ``Z`` with ``M ≈ Z * 2**exp2`` (one rounding per entry, the rule of
 :func:`precise_kpca.backends.mp.fixed_point_integers`), then cut into Ozaki digit slices through bytes, so the
-per-entry Python work is one shift and one ``int.to_bytes``.
+per-entry Python work is one shift and one ``int.to_bytes``. Integer matrices too large to exist at once are
+written row block by row block into one digit array (:func:`integer_rows_to_fixed`).
 """
 from __future__ import annotations
 
@@ -36,9 +37,7 @@ def integers_to_fixed(ints, nrows: int, ncols: int, exp2: int, *, digit_bits: in
     if len(ints) != nrows * ncols:
         raise ValueError(f"{len(ints)} integers for a {nrows}×{ncols} matrix")
     top = max((abs(int(v)) for v in _extremes(ints)), default=0)
-    # least e with max |value| <= 2**(e-1), as FixedMatrix.from_integers
-    e = exp2 + (top - 1).bit_length() + 1 if top else exp2 + 1
-    return _fixed_from_int_stream(ints, nrows, ncols, exp2, e, digit_bits)
+    return _fixed_from_int_stream(ints, nrows, ncols, exp2, _least_exponent(top, exp2), digit_bits)
 
 
 def mpf_matrix_to_fixed(A: np.ndarray, bits: int | None):
@@ -94,8 +93,7 @@ def integer_rows_to_fixed(row_blocks, nrows: int, ncols: int, exp2: int, max_abs
     """
     from ..backends import ozaki
 
-    top = abs(int(max_abs))
-    e = exp2 + (top - 1).bit_length() + 1 if top else exp2 + 1
+    e = _least_exponent(abs(int(max_abs)), exp2)
     b = ozaki.digit_bits_for(max(nrows, ncols)) if digit_bits is None else int(digit_bits)
     L = -(-(e - exp2) // b)
     digits = np.empty((L, nrows, ncols))
@@ -107,6 +105,11 @@ def integer_rows_to_fixed(row_blocks, nrows: int, ncols: int, exp2: int, max_abs
     if covered != nrows:
         raise ValueError(f"the row blocks cover {covered} of {nrows} rows")
     return ozaki.FixedMatrix(digits, e, b)
+
+
+def _least_exponent(top: int, exp2: int) -> int:
+    """The least ``e`` with ``top * 2**exp2 <= 2**(e-1)``, as ``FixedMatrix.from_integers`` chooses it."""
+    return exp2 + (top - 1).bit_length() + 1 if top else exp2 + 1
 
 
 def _fixed_from_int_stream(ints, nrows, ncols, exp2, e, digit_bits):

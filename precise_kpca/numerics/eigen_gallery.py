@@ -15,6 +15,7 @@ here so the eigen module can be tested and benchmarked on its own.
 """
 from __future__ import annotations
 
+import math
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
@@ -30,6 +31,7 @@ from .exact import ExactData
 from .exact_geometry import ExactEccentricity
 
 _BLOCK_ENTRIES = 1 << 18  # entries of one row block of expm1 evaluations (a few seconds of work each)
+_MAX_U = 32  # largest |x_i - x_j|²/2σ_X² the Taylor series takes (its rounding grows like exp(u))
 
 
 def centered_gaussian_gram(X: np.ndarray, *, sigma_exp2: int = 10, bits: int = 256) -> np.ndarray:
@@ -99,7 +101,7 @@ def _set_horner(h: _Horner) -> None:
 
 
 def _kdev_block(start: int, stop: int) -> list:
-    """``K - 1`` at ``2**-F`` (gmpy2 integers, floor-rounded Horner) on rows ``[start, stop)``, columns ``[start, N)``."""
+    """``K - 1`` at ``2**-F`` (gmpy2 integers, floor-rounded Horner), rows ``[start, stop)``, columns ``[start, N)``."""
     h = _horner
     m = h.mantissas
     rows = flint.fmpz_mat(m[start:stop]) * flint.fmpz_mat(m[start:]).transpose()
@@ -110,7 +112,7 @@ def _kdev_block(start: int, stop: int) -> list:
     for i, g in enumerate(rows.entries()):
         r, j = divmod(i, width)
         u = gmpy2.mpz(norms[r] + norms[j] - 2 * int(g)) * h.c_fix  # exact D times c at 2**-F
-        # expm1(-u) = -u (1 - u/2 (1 - u/3 (...))): nested floors equal the floor by k 2**F (u, acc > 0)
+        # expm1(-u) = -u (1 - u/2 (1 - u/3 (...))); the nested floors equal the floor by k 2**F
         acc = one
         for k in range(h.terms, 1, -1):
             acc = one - ((u * acc) >> h.F) // k
@@ -130,8 +132,8 @@ class _CenteredGram:
         median_sq = geometry.median_sq
         ctx = mpmath.MPContext()
         ctx.prec = bits + 96
-        d_med = ctx.sqrt(median_sq[0]) if len(median_sq) == 1 else (ctx.sqrt(median_sq[0]) + ctx.sqrt(median_sq[1])) / 2
-        d_med = ctx.ldexp(d_med, exact.exp2)
+        roots = [ctx.sqrt(v) for v in median_sq]
+        d_med = ctx.ldexp(roots[0] if len(roots) == 1 else (roots[0] + roots[1]) / 2, exact.exp2)
         # u = D c with c = 2**(2e) / (2 σ_X²); F fractional bits, enough for c itself to carry bits + 128
         # significant bits (centering cancels about log2(max u / max |A|) of them)
         c = ctx.ldexp(1, 2 * exact.exp2) / (2 * (d_med * ctx.ldexp(1, sigma_exp2)) ** 2)
@@ -139,8 +141,13 @@ class _CenteredGram:
         c_fix = int(ctx.nint(ctx.ldexp(c, F)))
         mantissas = [[int(v) for v in row] for row in exact.mantissas]
         u_max = geometry.diameter_sq * c_fix  # the largest u: the diameter's
+        # Taylor terms until u_max**k / k! drops below 2**-F. Each Horner step floors once (≤ 1 unit of 2**-F),
+        # amplified by at most exp(u_max) ≤ 2**47 at the end: inside the 128 guard bits
+        if u_max > _MAX_U << F:
+            raise ValueError(f"sigma_exp2={sigma_exp2}: |x_i - x_j|²/2σ_X² reaches {float(ctx.ldexp(u_max, -F)):.3g} "
+                             f"> {_MAX_U}; this builder sums expm1's Taylor series, for wide bandwidths only")
         terms = 2
-        while (u_max ** terms) >> (F * (terms - 1)) > 0 and terms < 200:
+        while (u_max ** terms) >> (F * (terms - 1)) >= math.factorial(terms):
             terms += 1
         horner = _Horner(mantissas, c_fix, F, terms)
         rows_per_block = max(1, _BLOCK_ENTRIES // n)
@@ -165,7 +172,8 @@ class _CenteredGram:
         shift = max(0, num_max.bit_length() - (bits + 16))
         self._den = n * n << shift
         self.exp2 = shift - F
-        self.max_abs = (2 * num_max + self._den) // (2 * self._den)  # the largest rounded |entry| (rounding is monotone)
+        # the largest rounded |entry| (rounding is monotone)
+        self.max_abs = (2 * num_max + self._den) // (2 * self._den)
 
     def _fill(self, kdev, starts, blocks, rows_per_block):
         n = self.n
