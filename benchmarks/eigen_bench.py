@@ -31,6 +31,9 @@ BLAS is limited to one thread unless OPENBLAS_NUM_THREADS is set (the machine is
 spins under load); the thread count used is printed. ``refine`` is
 :func:`precise_kpca.numerics.eigen_refine.refine_eigensystem` (float64 eigh, then Ozaki-scheme products on
 float64 BLAS, see ``benchmarks/README.md``); the label gives its iterations and largest fixed-point bits.
+``--resume`` saves the refinement's state after every iteration under ``benchmarks/.cache`` and resumes an
+interrupted run of the same command from it; the seconds printed then add the earlier runs' seconds up to their
+last checkpoint (printed separately).
 """
 from __future__ import annotations
 
