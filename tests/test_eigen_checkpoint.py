@@ -35,7 +35,7 @@ def _interrupting_update(after: int):
     return update
 
 
-def test_interrupted_tier2_resumes_to_the_same_result(graded30, tmp_path, monkeypatch):
+def test_interrupted_tier2_resumes_to_the_same_result(graded30, tmp_path, monkeypatch, caplog):
     path = tmp_path / "refine.ckpt"
     whole = refine_eigensystem(graded30, dps=30, tier=2)
     assert whole.iterations >= 3 and whole.resumed is None
@@ -47,8 +47,13 @@ def test_interrupted_tier2_resumes_to_the_same_result(graded30, tmp_path, monkey
     assert path.exists() and not path.with_name(path.name + ".tmp").exists()
     saved = pickle.loads(path.read_bytes())["state"]
     assert saved["iteration"] == 1 and len(saved["history"]) == 1 and saved["seconds"] > 0
-    resumed = refine_eigensystem(graded30, dps=30, tier=2, checkpoint=path)
+    with caplog.at_level("INFO", logger="precise_kpca.numerics.eigen_refine"):
+        resumed = refine_eigensystem(graded30, dps=30, tier=2, checkpoint=path)
     assert resumed.resumed == {"iteration": 1, "seconds": saved["seconds"]}
+    lines = [r.getMessage() for r in caplog.records]
+    assert "resumed after iteration 1" in lines[0]
+    assert [f"iteration {i + 1} " in line for i, line in enumerate(lines[1:], start=1)] == [True] * (len(lines) - 1)
+    assert len(lines) == 1 + len(whole.history) - 1  # one line per iteration run after the resume
     assert not path.exists()  # removed once the refinement returned
     assert resumed.iterations == whole.iterations
     bits = [(h["a_bits"], h["x_bits"]) for h in whole.history]

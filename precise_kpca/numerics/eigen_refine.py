@@ -43,6 +43,7 @@ Algorithm (Ogita & Aishima 2018, with the cluster treatment of Ogita & Aishima 2
 """
 from __future__ import annotations
 
+import logging
 import math
 import os
 import time
@@ -69,6 +70,7 @@ _MAX_ITERATIONS = 40
 # tier 1: bits of A beyond target, 2 log2 N (Frobenius-to-entry factors of the products) and the top-k gaps
 _A_GUARD = 8
 _DEBUG = False
+_LOG = logging.getLogger(__name__)  # one INFO line per iteration (runs of hours at N = 5404)
 _PANEL_BYTES = 1 << 31  # about the working set of one column panel of the N×N products (int64 levels and digits):
 # at N = 5404 four panels of 1351 columns, whose slice GEMMs run at 98 % of the full width's speed (414: 80 %)
 _CHUNK_ENTRIES = 1 << 21  # entries of one row chunk of the N×N float64 work in bounds and corrections
@@ -913,6 +915,8 @@ class _Refiner:
             X, x_bits, start, bits_used, stall, best = (saved[key] for key in
                                                         ("X", "x_bits", "iteration", "bits_used", "stall", "best"))
             self.rotated_scale, self.history = saved["rotated_scale"], saved["history"]
+            _LOG.info("refine_eigensystem N=%d tier %d: resumed after iteration %d (%.1f s before)", n, self.tier,
+                      start, saved["seconds"])
         self.V0 = None
         for it in range(start, _MAX_ITERATIONS + 1):
             it_clock = time.perf_counter()
@@ -960,7 +964,11 @@ class _Refiner:
             del W
             _debug_time("update", clock)
             x_bits = new_bits
-            self.history[-1]["seconds"] = time.perf_counter() - it_clock
+            h = self.history[-1]
+            h["seconds"] = time.perf_counter() - it_clock
+            _LOG.info("refine_eigensystem N=%d tier %d: iteration %d (A %d b, X %d b, %d clustered) in %.1f s; "
+                      "next X %d b", n, self.tier, it + 1, h["a_bits"], h["x_bits"], h["clustered"], h["seconds"],
+                      x_bits)
             if self.checkpoint is not None:
                 self._save_state({"X": X, "x_bits": x_bits, "iteration": it + 1, "bits_used": bits_used,
                                   "stall": stall, "best": best, "rotated_scale": self.rotated_scale,
