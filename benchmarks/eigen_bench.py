@@ -43,6 +43,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import hashlib  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import pickle  # noqa: E402
@@ -89,7 +90,8 @@ def fixed_gram(name: str, X: np.ndarray, bits: int, workers: int) -> tuple[Fixed
     (:func:`centered_gaussian_gram_fixed`), cached under ``benchmarks/.cache`` (written whole, then renamed);
     returns it and the build seconds (0 when read from the cache)."""
     CACHE.mkdir(exist_ok=True)
-    path = CACHE / f"{name}_n{len(X)}_b{bits}_fixed.npy"
+    digest = hashlib.blake2b(np.ascontiguousarray(X, dtype=float).tobytes(), digest_size=6).hexdigest()
+    path = CACHE / f"{name}_n{len(X)}_b{bits}_{digest}_fixed.npy"  # the data's hash: no stale Gram of other data
     meta = path.with_suffix(".json")
     if path.exists() and meta.exists():
         info = json.loads(meta.read_text())

@@ -131,7 +131,8 @@ class RefinedEigensystem:
 @dataclass
 class _Products:
     """Read-outs of ``S ≈ XᵀAX`` and ``G ≈ XᵀX`` of the current basis (fixed-point products, computed column
-    panel by column panel and not kept: ``S_fix``, ``G_fix`` below name those products)."""
+    panel by column panel and not kept: ``S_fix``, ``G_fix`` below name those products; their tiles above the
+    diagonal blocks are computed, the tiles below are the transposes, so only diagonal blocks are averaged)."""
 
     s_diag: list  # exact diagonal of S_fix: integers, S_fix_ii = s * 2**s_exp
     g_diag: list  # exact diagonal of XᵀX (column dots): integers, G_ii = g * 2**g_exp
