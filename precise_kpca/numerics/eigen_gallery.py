@@ -19,7 +19,6 @@ import math
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
-import flint
 import gmpy2
 import mpmath
 import numpy as np
@@ -27,7 +26,7 @@ from mpmath import libmp
 
 from ..backends import ozaki
 from .eigen_fixed import integer_rows_to_fixed
-from .exact import ExactData
+from .exact import ExactData, _squared_distances
 from .exact_geometry import ExactEccentricity
 
 _BLOCK_ENTRIES = 1 << 18  # entries of one row block of expm1 evaluations (a few seconds of work each)
@@ -86,7 +85,7 @@ def centered_gaussian_gram_fixed(X: np.ndarray, *, sigma_exp2: int = 10, bits: i
 class _Horner:
     """What one worker needs to evaluate ``K - 1`` at ``2**-F`` on a block of the upper triangle."""
 
-    mantissas: list  # N×d Python integers, X = mantissas 2**e
+    mantissas: np.ndarray  # N×d Python integers (object array), X = mantissas 2**e
     c_fix: int  # 2**(2e) / (2 σ_X²) at 2**-F
     F: int
     terms: int
@@ -103,15 +102,11 @@ def _set_horner(h: _Horner) -> None:
 def _kdev_block(start: int, stop: int) -> list:
     """``K - 1`` at ``2**-F`` (gmpy2 integers, floor-rounded Horner), rows ``[start, stop)``, columns ``[start, N)``."""
     h = _horner
-    m = h.mantissas
-    rows = flint.fmpz_mat(m[start:stop]) * flint.fmpz_mat(m[start:]).transpose()
-    norms = [sum(v * v for v in r) for r in m[start:]]
-    width = len(m) - start
+    D = _squared_distances(h.mantissas[start:stop], h.mantissas[start:])  # exact, in units of 2**(2e)
     one = gmpy2.mpz(1) << h.F
     out = []
-    for i, g in enumerate(rows.entries()):
-        r, j = divmod(i, width)
-        u = gmpy2.mpz(norms[r] + norms[j] - 2 * int(g)) * h.c_fix  # exact D times c at 2**-F
+    for d in D.ravel():
+        u = gmpy2.mpz(d) * h.c_fix  # exact D times c at 2**-F
         # expm1(-u) = -u (1 - u/2 (1 - u/3 (...))); the nested floors equal the floor by k 2**F
         acc = one
         for k in range(h.terms, 1, -1):
@@ -139,7 +134,6 @@ class _CenteredGram:
         c = ctx.ldexp(1, 2 * exact.exp2) / (2 * (d_med * ctx.ldexp(1, sigma_exp2)) ** 2)
         F = bits + 128 - int(ctx.mag(c))
         c_fix = int(ctx.nint(ctx.ldexp(c, F)))
-        mantissas = [[int(v) for v in row] for row in exact.mantissas]
         u_max = geometry.diameter_sq * c_fix  # the largest u: the diameter's
         # Taylor terms until u_max**k / k! drops below 2**-F. Each Horner step floors once (≤ 1 unit of 2**-F),
         # amplified by at most exp(u_max) ≤ 2**47 at the end: inside the 128 guard bits
@@ -149,7 +143,7 @@ class _CenteredGram:
         terms = 2
         while (u_max ** terms) >> (F * (terms - 1)) >= math.factorial(terms):
             terms += 1
-        horner = _Horner(mantissas, c_fix, F, terms)
+        horner = _Horner(exact.mantissas, c_fix, F, terms)
         rows_per_block = max(1, _BLOCK_ENTRIES // n)
         starts = list(range(0, n, rows_per_block))
         kdev = np.empty((n, n), dtype=object)
@@ -165,7 +159,6 @@ class _CenteredGram:
         self.kdev = kdev
         self.row = kdev.sum(axis=1)
         self.total = self.row.sum()
-        self.F = F
         self._rows_per_block = rows_per_block
         # one rounding, to bits + 16 bits below the largest entry of N² H (K - 1) H
         num_max = max(max(abs(v) for v in num.ravel().tolist()) for _, num in self._centered_rows())
