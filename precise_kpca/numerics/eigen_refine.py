@@ -331,9 +331,13 @@ class _Refiner:
         self.a_bits = a_bits
         self.A_full = _exact(A_read)
         self.a_rounding = read_rounding
+        # What the refinement resolves: A's own rounding, and at least one half step of its grid (X carries no
+        # more bits than A, so an exactly given A is resolved no further than one rounded to the same grid;
+        # without this floor an exact zero eigenvalue would want a zero bound)
+        self.resolution = max(read_rounding, n * 2.0 ** -(a_bits + 1))
         # Eigenvalues within a few hundred roundings of A's fixed point are noise; for tier 1 so is everything
         # far below the absolute target. They form one cluster whose block is rotated, never split.
-        self.noise = 2.0**8 * self.a_rounding
+        self.noise = 2.0**8 * self.resolution
         if tier == 1:
             self.noise = max(self.noise, 2.0**24 * self.target * self.a_norm)
         self.history = []
@@ -500,7 +504,7 @@ class _Refiner:
         """Off-diagonal size below which a cluster's block needs no rotation (normalised units)."""
         if self.tier == 1:
             return 2.0**-10 * self.target * self.a_norm
-        floor = self.a_rounding * 2.0**24
+        floor = self.resolution * 2.0**24
         return 2.0**-10 * max(self.target * float(np.min(np.abs(theta_block))), floor)
 
     def _shifted_block(self, pr: _Products, J):
@@ -884,7 +888,7 @@ class _Refiner:
         if self.tier == 1:
             return np.full(self.n, self.target * max(float(np.max(th_abs)), 2.0**-self.a_bits))
         # eigenvalues within 10**dps of the noise of A's fixed point cannot carry dps relative digits
-        return np.maximum(self.target * th_abs, self.a_rounding * 2.0**24)
+        return np.maximum(self.target * th_abs, self.resolution * 2.0**24)
 
     def _vector_targets(self, pr: _Products, order) -> np.ndarray:
         """Indices whose vectors must reach the target: tier 1 the top k above the noise (eigenvalues within
@@ -892,7 +896,7 @@ class _Refiner:
         if self.tier == 1:
             top = order[: self.k]
             return top[np.abs(pr.theta_hi[top]) > self.noise]
-        return np.flatnonzero(np.abs(pr.theta_hi) > self.a_rounding * 2.0**24 / self.target)
+        return np.flatnonzero(np.abs(pr.theta_hi) > self.resolution * 2.0**24 / self.target)
 
     def _done(self, pr: _Products, order, vb, vec) -> bool:
         vectors_ok = np.all(vec[self._vector_targets(pr, order)] <= self.target)
