@@ -13,7 +13,7 @@ import pytest
 import precise_kpca.numerics.eigen_refine as er
 from precise_kpca.backends.ozaki import FixedMatrix
 from precise_kpca.numerics.eigen import eigensystem
-from precise_kpca.numerics.eigen_gallery import centered_gaussian_gram, gaussian_data
+from precise_kpca.numerics.eigen_gallery import centered_gaussian_gram, centered_gaussian_gram_fixed, gaussian_data
 from precise_kpca.numerics.eigen_refine import refine_eigensystem
 from precise_kpca.numerics.quad_gram import scaled_gaussian_gram_words
 
@@ -347,3 +347,25 @@ def test_outside_second_order_is_the_corrected_basis_block():
     assert schur > 1e-9  # Σ_k T_ka T_kb / θ_k with T ≈ 1e-5 and θ_k = 2e-3 outside
     assert err(block + delta) < 1e-4 * schur
     assert err(block) > 0.5 * schur
+
+
+def test_tier2_exact_input_with_a_zero_eigenvalue_meets_its_targets():
+    # A duplicated row makes e_3 - e_7 an exact null vector of the fixed-point Gram, given exactly (no read
+    # rounding). Tier 2 wants relative digits only above 2**24 grid steps of A: an exact zero must not want
+    # a zero bound (that never converged and returned the first checked basis, 10**-24 relative at best)
+    n, bits = 20, 200
+    X = gaussian_data(n, d=3, seed=5)
+    X[7] = X[3]
+    F = centered_gaussian_gram_fixed(X, sigma_exp2=4, bits=bits)
+    res = refine_eigensystem(F, dps=DPS, tier=2)
+    assert all(h["bounds_over_target"] is None or math.isfinite(h["bounds_over_target"]) for h in res.history)
+    top = abs(res.values[0])
+    floor = top * 2.0 ** (24 + 2 - bits) * n  # 2**24 half steps of the grid, 2 bits of slack in max |A|'s binade
+    above = [i for i in range(n) if abs(res.values[i]) > floor * 10.0**DPS]
+    assert len(above) == n - 2  # the duplicate's exact zero and the centering's rounded one lie below
+    for i in above:
+        assert res.value_error_bounds[i] <= abs(res.values[i]) * 10.0**-DPS, i
+    for i in set(range(n)) - set(above):
+        assert res.value_error_bounds[i] <= floor, i
+    # the exact zero lies inside an enclosure
+    assert min(abs(res.values[i]) - res.value_error_bounds[i] for i in range(n)) <= 0

@@ -189,7 +189,9 @@ def refine_eigensystem(A, *, dps: int, tier: int = 1, k: int | None = None, max_
         ``dps`` digits (those whose eigenvalue exceeds ``2**24 10**-dps ‖A‖₂``: below that tier 1 treats the
         spectrum as one cluster and the returned bounds say how well such vectors are known). 2: every eigenpair
         to ``dps`` digits relative to its own eigenvalue, as far as the precision carried by ``A``'s entries
-        allows (eigenvalues below that noise get absolute bounds).
+        allows: eigenvalues within ``2**24`` of A's noise get absolute bounds of that size, the noise being the
+        larger of A's read rounding and one half step of its grid (``N 2**-(bits+1)`` of ``max |A|``, also for
+        an ``A`` given exactly: the basis carries no more bits than A).
     k : int, optional
         Number of leading eigenvectors returned by tier 1 (default ``min(N, 10)``); tier 2 returns all.
     max_bits : int, optional
