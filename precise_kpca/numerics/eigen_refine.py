@@ -919,9 +919,11 @@ class _Refiner:
             best = None  # (score, iteration, what the result needs) of the best checked basis
             self.rotated_scale = None
         else:
-            X, x_bits, start, bits_used, stall, best = (saved[key] for key in
+            # popped, not read: the loaded basis and best basis are GBs each at N = 5404 and must not outlive X
+            X, x_bits, start, bits_used, stall, best = (saved.pop(key) for key in
                                                         ("X", "x_bits", "iteration", "bits_used", "stall", "best"))
-            self.rotated_scale, self.history = saved["rotated_scale"], saved["history"]
+            self.rotated_scale, self.history = saved.pop("rotated_scale"), saved.pop("history")
+            saved = {"iteration": start, "seconds": saved["seconds"]}
             _LOG.info("refine_eigensystem N=%d tier %d: resumed after iteration %d (%.1f s before)", n, self.tier,
                       start, saved["seconds"])
         self.V0 = None
@@ -984,10 +986,11 @@ class _Refiner:
             raise ArithmeticError("refine_eigensystem: no basis was close enough to orthonormal to bound")
         _, it, kept = best
         del X, best
+        pr = bnd = None  # a break leaves the last products alive
         self.A_full = None  # the result needs the kept basis only (A and X are GBs each at N = 5404)
         result = self._result(kept, it, bits_used)
         if saved is not None:
-            result.resumed = {"iteration": saved["iteration"], "seconds": saved["seconds"]}
+            result.resumed = saved
         return result
 
     # -- checkpoints --------------------------------------------------------------------------------
@@ -1049,6 +1052,7 @@ class _Refiner:
         Kf = ozaki.FixedMatrix.from_float64(K, bits=x_bits + 40 + _exp_of(top), digit_bits=Y.digit_bits)
         YK = ozaki.matmul(Y, Kf, grid=-(x_bits + 32))
         Z = Y + YK
+        del YK
         return _exact(Z.rounded(Z.exponent + x_bits + 32)), moved
 
     def _result(self, kept, iterations, bits_used):
@@ -1071,8 +1075,10 @@ class _Refiner:
             given_bounds[pos] = (bounds[pos] if given_vb is vb else
                                  mpmath.mp.make_mpf(libmp.mpf_shift(libmp.from_float(float(given_vb[i])), unit_exp)))
         cols = kept.cols
-        Xc, moved = self._orthonormalised(kept.basis.take_columns(kept.take), kept.R_cols, x_bits)
-        kept.basis = None
+        Y = kept.basis.take_columns(kept.take)
+        kept.basis = None  # tier 2: the whole basis, one copy at a time
+        Xc, moved = self._orthonormalised(Y, kept.R_cols, x_bits)
+        del Y
         vectors = np.empty((n, len(cols)), dtype=object)
         t_bits = x_bits + 16
         g_cols, g_exp = ozaki.column_dots(Xc, Xc)
