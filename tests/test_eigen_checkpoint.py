@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pickle
+import weakref
 
 import numpy as np
 import pytest
@@ -65,6 +66,41 @@ def test_interrupted_tier2_resumes_to_the_same_result(graded30, tmp_path, monkey
     assert list(resumed.value_error_bounds) == list(whole.value_error_bounds)
     assert np.array_equal(resumed.vectors, whole.vectors)
     assert np.array_equal(resumed.vector_error_bounds, whole.vector_error_bounds)
+
+
+def test_resumed_run_frees_the_loaded_state_and_products_before_the_result(graded30, tmp_path, monkeypatch):
+    """At N = 5404 each basis is 4.4 GB: a resumed run that kept the loaded basis (and the last products)
+    alive while building its result ran out of memory. Weak references tell what is still alive then."""
+    path = tmp_path / "refine.ckpt"
+    with monkeypatch.context() as m:
+        m.setattr(er, "_updated_basis", _interrupting_update(1))
+        with pytest.raises(_Interrupt):
+            refine_eigensystem(graded30, dps=30, tier=2, checkpoint=path)
+    loaded, products, alive_at_result = [], [], []
+    real_load, real_products, real_result = eigen_checkpoint.load, er._Refiner._products, er._Refiner._result
+
+    def load(*args, **kwargs):
+        state = real_load(*args, **kwargs)
+        loaded.append(weakref.ref(state["X"]))
+        return state
+
+    def products_(self, *args, **kwargs):
+        pr = real_products(self, *args, **kwargs)
+        products.append(weakref.ref(pr))
+        return pr
+
+    def result(self, kept, *args, **kwargs):
+        alive_at_result.append([r() is not None for r in loaded + products])
+        return real_result(self, kept, *args, **kwargs)
+
+    m = monkeypatch
+    m.setattr(eigen_checkpoint, "load", load)
+    m.setattr(er._Refiner, "_products", products_)
+    m.setattr(er._Refiner, "_result", result)
+    res = refine_eigensystem(graded30, dps=30, tier=2, checkpoint=path)
+    # the result is the basis of a later iteration than the loaded one (so the loaded one is garbage)
+    assert res.resumed["iteration"] == 1 and res.iterations >= 2 and len(products) >= 2
+    assert alive_at_result == [[False] * (1 + len(products))]
 
 
 def test_checkpoint_of_other_settings_or_matrix_is_refused(graded30, tmp_path, monkeypatch):
