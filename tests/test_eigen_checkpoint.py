@@ -93,10 +93,9 @@ def test_resumed_run_frees_the_loaded_state_and_products_before_the_result(grade
         alive_at_result.append([r() is not None for r in loaded + products])
         return real_result(self, kept, *args, **kwargs)
 
-    m = monkeypatch
-    m.setattr(eigen_checkpoint, "load", load)
-    m.setattr(er._Refiner, "_products", products_)
-    m.setattr(er._Refiner, "_result", result)
+    monkeypatch.setattr(eigen_checkpoint, "load", load)
+    monkeypatch.setattr(er._Refiner, "_products", products_)
+    monkeypatch.setattr(er._Refiner, "_result", result)
     res = refine_eigensystem(graded30, dps=30, tier=2, checkpoint=path)
     # the result is the basis of a later iteration than the loaded one (so the loaded one is garbage)
     assert res.resumed["iteration"] == 1 and res.iterations >= 2 and len(products) >= 2
