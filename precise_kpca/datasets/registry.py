@@ -94,7 +94,7 @@ def load_frame(
     categories : {"present", "declared"}
         One-hot policy (``"present"`` reproduces Table I).
     missing : {"error", "drop-rows"}
-        Missing-value policy (none of the 24 shared files has a missing value).
+        Missing-value policy (none of the 30 shared files has a missing value).
 
     Returns
     -------
