@@ -155,8 +155,10 @@ def test_a_long_structured_series_tries_the_cheaper_enclosure_first(monkeypatch)
     assert certified._eigen_route(X, "eigenvalue", Fraction(2**30), 8, options) == "structured"
     m = measure(X, "eigenvalue", "2**6", digits=8)
     assert m.method.startswith("rigorous enclosure") and m.certified_digits >= 8, m.method
-    monkeypatch.setattr(certified, "_enclosed", lambda *args: certified._result(
-        "eigenvalue", Fraction(2**6), None, MPBackend(40), mpmath.mpf(m.value), mpmath.mpf(1), 2, "FAILED: short enclosure", 0.0))
+    short = mpmath.mpf(m.value) * (1 + mpmath.mpf(10) ** -2)  # an interval certifying only 2 digits
+    monkeypatch.setattr(certified, "_enclosed", lambda *args: certified._rigorous(
+        "eigenvalue", Fraction(2**6), None, MPBackend(40), mpmath.mpf(m.value), short, mpmath.mpf(1),
+        mpmath.mpf(1), 0.0, 8, certified.Route("binary128-enclosure", "test"), "FAILED: short enclosure"))
     fallback = measure(X, "eigenvalue", "2**6", digits=8)
     assert "agreement of structured evaluations" in fallback.method and fallback.certified_digits >= 8
     assert agreeing_digits(m.value, fallback.value) >= min(m.certified_digits, fallback.certified_digits)

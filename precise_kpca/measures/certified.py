@@ -23,6 +23,7 @@ import warnings
 from fractions import Fraction
 from functools import lru_cache
 
+import flint
 import mpmath
 import numpy as np
 
@@ -30,7 +31,7 @@ from ..backends import Backend, Float64Backend, MPBackend, get_backend
 from ..numerics import double_center, eigensystem, gaussian_residual
 from ..validation import check_data, parse_sigma
 from . import enclosed, structured
-from .measurement import Measurement, agreeing_digits
+from .measurement import Measurement, Route, agreeing_digits, exact_mpf, interval_digits
 from .metric import metric_dissonance_ball, metric_dissonance_value
 from .spectral import (
     LinearSpectrum,
@@ -180,8 +181,9 @@ def measure(X, name: str, sigma, *, k: int = 1, digits: int = 10, backend="auto"
     if backend == "float64-naive":
         b = get_backend("float64-naive")
         value, at_zero, _ = evaluate(X, name, exact_sigma, b, **options)
-        return _result(name, exact_sigma, k_field, b, value, at_zero, 0,
-                       "uncertified: the paper's float64 computation (exp, then center)", start)
+        return _unchecked(name, exact_sigma, k_field, b, value, at_zero, start,
+                          "uncertified: the paper's float64 computation (exp, then center)",
+                          Route("naive", "none: the paper's float64 computation (exp, then center)"))
     if name == "metric" and backend in ("auto", "arb"):
         return _metric_rigorous(X, exact_sigma, digits, median, start)
     if backend == "arb":
@@ -209,12 +211,17 @@ def _check_options(name, k, digits, aggregate, tau):
 def _metric_rigorous(X, sigma, digits, median, start) -> Measurement:
     prec = int((digits + 5) * _BITS_PER_DIGIT) + 16
     ball = metric_dissonance_ball(X, sigma, prec=prec, median=median)
-    certified = max(0, int(ball.rel_accuracy_bits() / _BITS_PER_DIGIT) - 1)
-    man, exp = map(int, ball.mid().man_exp())
-    value = mpmath.mp.make_mpf(mpmath.libmp.from_man_exp(man, exp))  # the ball's midpoint, exactly
-    ctx = MPBackend(max(15, certified + 2))
-    return _result("metric", sigma, None, ctx, value, ctx.scalar(1), certified,
-                   "rigorous: python-flint arb balls on exact integer data (diameter pair)", start, name_backend="arb")
+    lo, hi = _arb_ends(ball)
+    ctx = MPBackend(max(15, interval_digits(lo, hi) + 2))
+    return _rigorous("metric", sigma, None, ctx, lo, hi, _ONE, _ONE, start, digits,
+                     Route("arb-ball", "ball arithmetic on exact integer data", "diameter pair"),
+                     "rigorous: python-flint arb balls on exact integer data (diameter pair)", name_backend="arb")
+
+
+def _arb_ends(ball) -> tuple:
+    """The ends of an arb ball as exact global-type mpf."""
+    return tuple(mpmath.mp.make_mpf(mpmath.libmp.from_man_exp(*map(int, end.man_exp())))
+                 for end in (ball.lower(), ball.upper()))
 
 
 def predicted_loss_digits(X: np.ndarray, sigma: Fraction, median: str = "full") -> float:
@@ -306,13 +313,13 @@ def _enclosed(X, name, sigma, digits, options, k_field, start) -> Measurement:
             at_zero = _eigen_distance_at_zero(X, ctx, k, tau, aggregate)
     except ArithmeticError as exc:
         return _undetermined(name, sigma, k_field, ctx, exc, start)
-    value, certified = enclosed.certified_value(lo, hi)
-    certified = min(certified, ctx.dps - 5)
     method = ("rigorous enclosure: float64 eigensystem of the binary128 Gram, exact residual products "
               f"(interval [{mpmath.nstr(lo, 5)}, {mpmath.nstr(hi, 5)}])")
-    if certified < digits:
-        method = f"FAILED to certify {digits} digits ({certified} certified): " + method
-    return _result(name, sigma, k_field, ctx, value, at_zero, certified, method, start)
+    route = Route("binary128-enclosure", "Weyl, Kato-Temple, Li-Li, Davis-Kahan on exact residual products")
+    f0 = exact_mpf(ctx.export(at_zero))
+    # EigenDist(I, w) of the normalization is a point value of the mp linear spectrum here, not an enclosure
+    return _rigorous(name, sigma, k_field, ctx, lo, hi, f0, f0, start, digits, route, method,
+                     f0_enclosed=name == "eigenvalue")
 
 
 def _by_agreement(X, name, sigma, first, second, digits, options, k_field, start, *, escalate,
@@ -341,38 +348,113 @@ def _by_agreement(X, name, sigma, first, second, digits, options, k_field, start
         first, v1 = second, v2
         second = MPBackend(second.dps + _ESCALATION_DPS)
     method = f"agreement of {path} evaluations at {first.name}(dps={first.dps}) and mp(dps={second.dps})"
-    if agree < digits:
-        method = f"FAILED to certify {digits} digits ({max(agree, 0)} certified): " + method
-        warnings.warn(f"{name} at sigma={sigma}: {method}", RuntimeWarning, stacklevel=3)
-    return _result(name, sigma, k_field, second, v2, at_zero, max(agree, 0), method, start)
+    route = Route("agreement", "two evaluations at different precisions agree (heuristic)",
+                  f"{path} at {first.name}(dps={first.dps}) and mp(dps={second.dps})")
+    m = _heuristic(name, sigma, k_field, second, first.export(v1), second.export(v2), at_zero, start, digits, route,
+                   method)
+    if m.short:
+        warnings.warn(f"{name} at sigma={sigma}: {m.method}", RuntimeWarning, stacklevel=3)
+    return m
 
 
-def _undetermined(name, sigma, k, b: Backend, reason: Exception, start) -> Measurement:
+def _undetermined(name, sigma, k, b: Backend, reason: Exception, start, digits=None) -> Measurement:
     method = f"FAILED to certify: the value is not determined ({reason})"
     warnings.warn(f"{name} at sigma={sigma}: {method}", RuntimeWarning, stacklevel=4)
-    return Measurement(measure=name, sigma=sigma, k=k, value=math.nan, normalized=math.nan, certified_digits=0,
-                       backend=b.name, dps=b.dps, method=method, seconds=time.perf_counter() - start)
+    return Measurement(measure=name, sigma=sigma, k=k, value=math.nan, normalized=math.nan, backend=b.name,
+                       dps=b.dps, method=method, seconds=time.perf_counter() - start, guarantee="none",
+                       reason=f"not determined: {reason}", requested_digits=digits)
 
 
-def _result(name, sigma, k, b: Backend, value, at_zero, certified, method, start, name_backend=None) -> Measurement:
-    if isinstance(b, Float64Backend):
-        normalized = math.log2(value) - math.log2(at_zero) if value > 0 else -math.inf
-        public = float(value)
-    else:
-        ctx = mpmath.MPContext()
-        ctx.prec = b.prec
-        v = ctx.mpf(b.export(value)) if not isinstance(value, mpmath.mpf) else ctx.mpf(value)
-        public_mpf = mpmath.mp.make_mpf(v._mpf_)
-        normalized = float(ctx.log(v, 2) - ctx.log(ctx.mpf(b.export(at_zero)), 2)) if v > 0 else -math.inf
-        as_float = float(public_mpf)
-        # A float holds ~15.9 digits: keep the mpf when more are certified or the value leaves the float range.
-        fits = certified <= 15 and as_float != 0 and math.isfinite(as_float)
-        public = as_float if fits else public_mpf
-    return Measurement(
-        measure=name, sigma=sigma, k=k, value=public, normalized=normalized,
-        certified_digits=int(certified), backend=name_backend or b.name, dps=b.dps, method=method,
-        seconds=time.perf_counter() - start,
-    )
+_ONE = mpmath.mpf(1)
+
+
+def _rigorous(name, sigma, k, b: Backend, lo, hi, f0_lo, f0_hi, start, digits, route: Route, method,
+              name_backend=None, f0_enclosed=True) -> Measurement:
+    """A rigorous result: [lo, hi] encloses the value; [f0_lo, f0_hi] encloses the normalizer f(0) when
+    ``f0_enclosed`` (then the normalized value gets a rigorous interval too), else it is a point value."""
+    lo, hi = exact_mpf(lo), exact_mpf(hi)
+    with mpmath.workprec(max(_mpf_bits(lo), _mpf_bits(hi)) + 2):
+        value = (lo + hi) / 2  # exact: the midpoint of two dyadic ends, within this precision
+    n_lo = n_hi = None
+    if f0_enclosed and lo > 0:
+        n_lo, n_hi = _log2_ratio_interval(lo, hi, f0_lo, f0_hi)
+    certified = interval_digits(lo, hi)
+    reason = ""
+    if digits is not None and certified < digits:
+        reason = f"the rigorous interval certifies {certified} of the {digits} digits requested"
+        method = f"FAILED to certify {digits} digits ({certified} certified): " + method
+    return Measurement(measure=name, sigma=sigma, k=k, value=_public(value, certified),
+                       normalized=_normalized_point(value, f0_lo, f0_hi), backend=name_backend or b.name, dps=b.dps,
+                       method=method, seconds=time.perf_counter() - start, lower=lo, upper=hi, normalized_lower=n_lo,
+                       normalized_upper=n_hi, guarantee="rigorous", route=route, reason=reason,
+                       requested_digits=digits)
+
+
+def _heuristic(name, sigma, k, b: Backend, v1, v2, at_zero, start, digits, route: Route, method) -> Measurement:
+    """Agreement of two evaluations: the interval is v2 ∓ 10·|v1 − v2| (one digit fewer than they agree on)."""
+    ctx = mpmath.MPContext()
+    v1, v2 = exact_mpf(v1), exact_mpf(v2)
+    ctx.prec = max(_mpf_bits(v1), _mpf_bits(v2)) + 16
+    a, c = ctx.mpf(v1), ctx.mpf(v2)
+    spread = 10 * abs(a - c)
+    lo, hi = (mpmath.mp.make_mpf(x._mpf_) for x in (c - spread, c + spread))
+    certified = interval_digits(lo, hi)
+    reason = ""
+    if digits is not None and certified < digits:
+        reason = f"the two evaluations agree on {certified} of the {digits} digits requested"
+        method = f"FAILED to certify {digits} digits ({certified} certified): " + method
+    f0 = exact_mpf(b.export(at_zero))
+    return Measurement(measure=name, sigma=sigma, k=k, value=_public(v2, certified),
+                       normalized=_normalized_point(v2, f0, f0), backend=b.name, dps=b.dps, method=method,
+                       seconds=time.perf_counter() - start, lower=lo, upper=hi, guarantee="heuristic", route=route,
+                       reason=reason, requested_digits=digits)
+
+
+def _unchecked(name, sigma, k, b: Backend, value, at_zero, start, method, route: Route) -> Measurement:
+    """guarantee="none": the value as computed (the paper's float64 arithmetic), nothing checked."""
+    value, f0 = float(value), float(at_zero)
+    normalized = math.log2(value) - math.log2(f0) if value > 0 else (-math.inf if value == 0 else math.nan)
+    return Measurement(measure=name, sigma=sigma, k=k, value=value, normalized=normalized, backend=b.name,
+                       dps=b.dps, method=method, seconds=time.perf_counter() - start, guarantee="none", route=route)
+
+
+def _mpf_bits(x) -> int:
+    t = getattr(x, "_mpf_", None)
+    return max(int(t[3]), 1) if t is not None else 53
+
+
+def _public(value, certified):
+    """A float where that holds every certified digit (≤ 15) and the value is in range, else the exact mpf."""
+    as_float = float(value)
+    fits = certified <= 15 and as_float != 0 and math.isfinite(as_float)
+    return as_float if fits else exact_mpf(value)
+
+
+def _normalized_point(value, f0_lo, f0_hi):
+    """log2 value − log2 f(0) (Eq. 16) as a float, f(0) the midpoint of its interval; NaN without f(0)."""
+    if f0_lo is None:
+        return math.nan
+    ctx = mpmath.MPContext()
+    ctx.prec = 113
+    v = ctx.mpf(exact_mpf(value))
+    if not v > 0:
+        return -math.inf if v == 0 else math.nan
+    f0 = (ctx.mpf(exact_mpf(f0_lo)) + ctx.mpf(exact_mpf(f0_hi))) / 2
+    return float(ctx.log(v, 2) - ctx.log(f0, 2))
+
+
+def _log2_ratio_interval(lo, hi, f0_lo, f0_hi):
+    """Rigorous ends of log2(x/f) over x ∈ [lo, hi], f ∈ [f0_lo, f0_hi] (arb balls on the exact dyadic ends)."""
+    ends = [exact_mpf(x) for x in (lo, hi, f0_lo, f0_hi)]
+    with flint.ctx.workprec(max(map(_mpf_bits, ends)) + 64):
+        a, b, c, d = (_to_arb(x) for x in ends)
+        log2 = flint.arb(2).log()
+        return _arb_ends((a / d).log() / log2)[0], _arb_ends((b / c).log() / log2)[1]
+
+
+def _to_arb(x):
+    sign, man, exp, _ = x._mpf_
+    return flint.arb(-int(man) if sign else int(man)) * flint.arb(2) ** int(exp)
 
 
 def metric_dissonance(X, sigma, *, backend="auto", digits=15, **kwargs) -> Measurement:
