@@ -7,6 +7,8 @@ import pytest
 
 from precise_kpca.backends import MPBackend
 from precise_kpca.measures import enclosed, evaluate, measure
+from precise_kpca.measures.measurement import interval_digits
+from precise_kpca.measures.results import exact_midpoint, fraction_ends
 from precise_kpca.measures.structured import perturbed_spectrum
 from precise_kpca.numerics import double_center, gaussian_residual
 from precise_kpca.numerics.quad_residual import QuadResidualOperator
@@ -28,7 +30,7 @@ def _reference(X, name, p, **kw):
 def _interval(X, name, p, k=1, aggregate="mean", enc=None):
     enc = enc or enclosed.spectrum_enclosure(X, Fraction(2) ** p)
     if name == "eigenvalue":
-        return enclosed.eigenvalue_interval(enc, X)
+        return fraction_ends(*enclosed.eigenvalue_interval(enc, X))
     return enclosed.eigen_distance_interval(enc, X, k, 1e-6, aggregate)
 
 
@@ -40,9 +42,9 @@ def test_intervals_contain_an_independent_reference_and_are_narrow(name, k, aggr
     lo, hi = _interval(X, name, p, k, aggregate)
     ref = _reference(X, name, p, k=k, aggregate=aggregate)
     assert lo <= ref <= hi
-    value, digits = enclosed.certified_value(lo, hi)
+    digits = interval_digits(lo, hi)
     assert digits >= 15, (lo, hi)
-    assert abs(value - ref) <= abs(ref) * mpmath.mpf(10) ** -digits
+    assert abs(exact_midpoint(lo, hi) - ref) <= abs(ref) * mpmath.mpf(10) ** -digits
 
 
 def test_perturbed_eigenvectors_widen_the_interval_but_never_lose_the_truth(monkeypatch):
@@ -56,6 +58,7 @@ def test_perturbed_eigenvectors_widen_the_interval_but_never_lose_the_truth(monk
         V[:, -1] += 1e-7 * V[:, -2]  # the top vector, 1e-7 off
         return w, V
 
+    enclosed.linear_for(X)  # the linear side (cached) from the unspoiled eigensolver: only A's vectors are spoiled
     enclosed._enclosure_cached.cache_clear()
     monkeypatch.setattr(enclosed.np.linalg, "eigh", spoiled)
     monkeypatch.setattr(enclosed, "_newton_correction", lambda A, w, V, m: np.zeros((V.shape[0], m)))
@@ -63,10 +66,10 @@ def test_perturbed_eigenvectors_widen_the_interval_but_never_lose_the_truth(monk
     enclosed._enclosure_cached.cache_clear()
     lo, hi = _interval(X, "eigenprojection", p, enc=enc)
     assert lo <= ref <= hi
-    assert enclosed.certified_value(lo, hi)[1] <= 8  # 1e-7 of error cannot be certified away
+    assert interval_digits(lo, hi) <= 8  # 1e-7 of error cannot be certified away
     # mutation: the same basis without its sin Θ slack excludes the truth, so the containment test has teeth
     blind = enclosed.SpectrumEnclosure(enc.lower, enc.upper, enc.vectors, enc.correction,
-                                       {g: 0.0 for g in enc.sin_theta}, enc.seconds)
+                                       {g: (c, 0.0) for g, (c, _) in enc.sin_theta.items()}, enc.seconds)
     lo, hi = _interval(X, "eigenprojection", p, enc=blind)
     assert not lo <= ref <= hi
 
@@ -74,7 +77,7 @@ def test_perturbed_eigenvectors_widen_the_interval_but_never_lose_the_truth(monk
 def test_measure_reports_the_enclosure_method_below_the_structured_range():
     X = _data()  # no linear eigenvalue stands clear of ‖E‖ up to σ = 2²; from 2³ the top block is λ₁
     m = measure(X, "eigenvalue", "2**2", digits=12)
-    assert m.method.startswith("rigorous enclosure") and m.certified_digits >= 12
+    assert m.route.engine == "binary128-enclosure" and m.guarantee == "rigorous" and m.certified_digits >= 12
     assert float(m.value) == pytest.approx(float(_reference(X, "eigenvalue", 2)), rel=1e-12)
 
 

@@ -9,40 +9,35 @@ N in the thousands. Instead:
 2. the float64 eigensystem of hi is certified by exact products on float64 BLAS
    (:func:`~precise_kpca.certify.eigen_enclosure.enclose_eigensystem`): an interval for every eigenvalue of A
    and a sin Θ bound for each top eigenvector group of Algorithm 1;
-3. the measure is evaluated in interval form from those enclosures and the mp linear spectrum: its value is
-   the interval's midpoint and its certified digits are those on which the interval's ends agree.
+3. the measure is evaluated in interval form from those enclosures and the rigorous linear enclosure
+   (:mod:`precise_kpca.certify.linear_enclosure`), in ball arithmetic (:mod:`.intervals`).
 
 Guarantee: rigorous, given IEEE float64 BLAS (the products are exact integer arithmetic in float64), correctly
-rounded binary128 arithmetic and SLEEF's documented 1-ulp expm1 (see the quad builder); the linear
-eigenpairs are computed at a precision chosen from their conditioning (:func:`linear_for`) so that their error
-(~10^−dps·(λ_1/λ_r)², eigenvectors of small eigenvalues from the d×d problem) stays below 10^−40; it is not
-added to the intervals.
+rounded binary128 arithmetic and SLEEF's documented 1-ulp expm1 (see the quad builder).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 
-import mpmath
 import numpy as np
 
-from ..backends import MPBackend
+from ..backends.base import as_fraction
+from ..backends.dyadic import Dyadic
 from ..backends.ozaki import FixedMatrix, matmul
 from ..certify.eigen_enclosure import enclose_eigensystem, fmpq_matrix, ritz_subspace_sin_theta
+from ..certify.linear_enclosure import LinearEnclosure, linear_enclosure
+from ..errors import InsufficientPrecision
 from ..numerics.quad_gram import scaled_gaussian_gram_words
-from .measurement import agreeing_digits
-from .spectral import linear_groups
-from .structured import linear_spectrum
+from .intervals import aggregate as aggregate_balls
+from .intervals import check_k, group_angle, linear_groups_exact, pc_from_parts
 
-LINEAR_DPS = 40  # digits of the linear side beyond its conditioning: far below any enclosure width
-_LINEAR_STEP = 20  # linear precisions are rounded up to multiples of this, so the cache is shared across σ
-_PREC = 1000  # bits of the interval arithmetic on the measures: differences of enclosure ends are then exact
-_SLACK = 2.0**-500  # absolute widening covering the rounding of that arithmetic (far below any enclosure width)
 _A_BITS = 120  # fixed-point bits kept for A = hi + lo (106 carried; the rest keeps the read exact)
 _VECTOR_BITS = 128  # float64 eigenvectors and their Newton corrections fit this grid exactly in practice
 _SAME = 2.0**-40  # eigenvalues this close (relative to ‖A‖) are one group: no Newton coupling between them
 MAX_K = 10
+SHARED_GROUPS = 5  # groups of every k ≤ this are enclosed per σ, so measures with k ≤ 5 share one enclosure
 
 
 @dataclass(frozen=True)
@@ -56,10 +51,10 @@ class SpectrumEnclosure:
     vectors, correction : ndarray of float64, shape (N, m)
         The float64 eigenvectors of the top m eigenvalues and one Newton correction: the basis measured is
         vectors + correction (the exact sum of the two words).
-    sin_theta : dict of (int, int) to float or None
-        Per group [start, stop): bound on ‖sin Θ‖₂ between span (vectors + correction)[:, start:stop] and A's
-        invariant subspace (for groups of several vectors the correction is zero there: see
-        :func:`_newton_correction`); None when the enclosures cannot separate the group.
+    sin_theta : dict of (int, int) to (bool, float or None)
+        Per group [start, stop): whether the bound is for the corrected basis (vectors + correction) or the plain
+        float64 vectors, and the bound on ‖sin Θ‖₂ between that basis's span and A's invariant subspace; None
+        when the enclosures cannot separate the group.
     seconds : dict
     """
 
@@ -71,20 +66,20 @@ class SpectrumEnclosure:
     seconds: dict
 
 
-def linear_for(X: np.ndarray):
-    """The mp linear spectrum at LINEAR_DPS digits plus twice its conditioning log10(λ_1/λ_r), cached."""
-    first = linear_spectrum(X, LINEAR_DPS)
-    values = first.values[: first.rank]
-    cond = float(MPBackend(LINEAR_DPS).export(values[0] / values[-1]))
-    dps = _LINEAR_STEP * math.ceil((LINEAR_DPS + 2 * math.log10(max(cond, 1.0))) / _LINEAR_STEP)
-    return first if dps <= LINEAR_DPS else linear_spectrum(X, dps)
+LINEAR_BITS = 256  # the linear enclosure's grid: radius ~2**-256 ‖L‖, far below any enclosure width here
+
+
+def linear_for(X: np.ndarray) -> LinearEnclosure:
+    """The rigorous linear enclosure the binary128 route compares with (S-units; see :func:`_to_s_units`)."""
+    return linear_enclosure(X, LINEAR_BITS)
 
 
 def needed_groups(X: np.ndarray, k_max: int, tau: float) -> tuple[tuple[int, int], ...]:
-    """Algorithm 1's groups of every k ≤ k_max (prefixes of one grouping, except possibly the last group)."""
-    linear = linear_for(X)
-    k_max = min(k_max, linear.rank)
-    return tuple(sorted({g for k in range(1, k_max + 1) for g in linear_groups(linear.values, k, tau)}))
+    """Algorithm 1's groups of every k ≤ k_max, and the singletons of the pc measure (i, i + 1) for i < k_max."""
+    lin = linear_for(X)
+    k_max = min(k_max, lin.rank)
+    groups = {g for k in range(1, k_max + 1) for g in linear_groups_exact(lin, k, tau)}
+    return tuple(sorted(groups | {(i, i + 1) for i in range(k_max)}))
 
 
 def spectrum_enclosure(X: np.ndarray, sigma, *, median: str = "full", k_max: int = 5,
@@ -124,12 +119,13 @@ def _enclosure_cached(data: bytes, shape: tuple, sigma, median: str, k_max: int,
     m = max(stop for _, stop in groups)
     enc = enclose_eigensystem(A_hp, delta, w, V, k=min(max(m, 1), MAX_K, shape[0]), groups=groups)
     enclosed = time.perf_counter()
-    sin_theta = {(g.start, g.stop): g.sin_theta for g in enc.groups}
+    # each bound is for the basis it was proven for: the corrected one where it has a bound, else the plain one
+    sin_theta = {(g.start, g.stop): (False, g.sin_theta) for g in enc.groups}
     correction = _newton_correction(A_hp, w, V, m)
     for group, bound in _group_bounds(A_hp, delta, V[:, :m], correction, enc.lower, enc.upper, groups).items():
-        if bound is not None:
-            old = sin_theta[group]
-            sin_theta[group] = bound if old is None else min(old, bound)
+        plain = sin_theta[group][1]
+        if bound is not None and (plain is None or bound < plain):
+            sin_theta[group] = (True, bound)
     seconds = {"gram": built - start, "eigh": solved - built, "enclosure": enclosed - solved,
                "refinement": time.perf_counter() - enclosed}
     return SpectrumEnclosure(lower=enc.lower, upper=enc.upper, vectors=V[:, :m].copy(), correction=correction,
@@ -173,82 +169,68 @@ def _group_bounds(A_hp: FixedMatrix, delta, top: np.ndarray, correction: np.ndar
     return out
 
 
-def eigenvalue_interval(enc: SpectrumEnclosure, X: np.ndarray):
-    """Interval of ‖σ_X² λ_G − λ_L‖_∞ / ‖λ_L‖_∞ (Eq. 18) from the eigenvalue enclosures: (lo, hi) mpf."""
-    ctx = _ctx()
-    linear = [ctx.mpf(v) for v in linear_for(X).values]
-    worst_lo = worst_hi = ctx.zero
-    for lo, hi, lam in zip(enc.lower, enc.upper, linear):
-        lo, hi = ctx.mpf(lo), ctx.mpf(hi)
-        far = max(abs(lo - lam), abs(hi - lam))
-        near = ctx.zero if lo <= lam <= hi else min(abs(lo - lam), abs(hi - lam))
-        worst_lo, worst_hi = max(worst_lo, near), max(worst_hi, far)
-    top = abs(linear[0])
-    return _down(ctx, worst_lo / top), _up(ctx, worst_hi / top)  # l_0 is the linear value: see the module note
+def _to_s_units(X: np.ndarray) -> Fraction:
+    """The factor N²·2^(−2e) from A's units (those of the binary128 Gram) to the linear enclosure's S-units."""
+    factor, shift = linear_for(X).exact.to_s_units
+    return Fraction(factor) * Fraction(2) ** shift
+
+
+def _mu(enc: SpectrumEnclosure, i: int, scale: Fraction) -> tuple[Fraction, Fraction]:
+    return as_fraction(enc.lower[i]) * scale, as_fraction(enc.upper[i]) * scale
+
+
+def eigenvalue_interval(enc: SpectrumEnclosure, X: np.ndarray) -> tuple[Fraction, Fraction]:
+    """Interval of ‖σ_X² λ_G − λ_L‖_∞ / ‖λ_L‖_∞ (Eq. 18) from the eigenvalue enclosures of both sides."""
+    lin, scale = linear_for(X), _to_s_units(X)
+    worst_lo = worst_hi = Fraction(0)
+    for i in range(len(enc.lower)):
+        m_lo, m_hi = _mu(enc, i, scale)
+        l_lo, l_hi = lin.lower(i), lin.upper(i)
+        worst_lo = max(worst_lo, m_lo - l_hi, l_lo - m_hi)
+        worst_hi = max(worst_hi, m_hi - l_lo, l_hi - m_lo)
+    return worst_lo / lin.upper(0), worst_hi / lin.lower(0)
+
+
+def _basis(enc: SpectrumEnclosure, start: int, stop: int) -> tuple[Dyadic, Fraction]:
+    """The exact basis of group [start, stop) and its sin Θ bound (see ``SpectrumEnclosure.sin_theta``)."""
+    corrected, bound = enc.sin_theta.get((start, stop), (False, None))
+    if bound is None or not bound < 1:
+        raise InsufficientPrecision(f"eigenvector group [{start}, {stop}) is not separated from the rest of the "
+                                    "spectrum by the enclosures of the float64 eigensystem")
+    v = Dyadic.from_float64(enc.vectors[:, start:stop])
+    if corrected:
+        v = v + Dyadic.from_float64(enc.correction[:, start:stop])
+    return v, Fraction(bound)
+
+
+def _group_angle(enc: SpectrumEnclosure, lin: LinearEnclosure, start: int, stop: int):
+    lin.sin_theta(start, stop)  # an exact linear tie at the group's edge: Undetermined, before the Gaussian side
+    return group_angle(*_basis(enc, start, stop), lin, start, stop)
 
 
 def eigen_distance_interval(enc: SpectrumEnclosure, X: np.ndarray, k: int, tau: float, aggregate: str):
     """Interval of EigenDist (Algorithm 1, radians) from the enclosed groups: (lo, hi) mpf.
 
     The largest principal angle is a metric on subspaces of one dimension, so the true angle to the linear
-    group lies within arcsin(sin Θ bound) of the angle measured from the float64 basis (computed in mp).
+    group lies within asin(sin Θ_V) + asin(sin Θ_W) of the angle between the exact bases (a ball).
     """
-    ctx = _ctx()
-    linear = linear_for(X)
-    if k > linear.rank:
-        raise ValueError(f"k={k} exceeds the rank {linear.rank} of the centered linear Gram")
-    bounds = []
-    for start, stop in linear_groups(linear.values, k, tau):
-        sin_bound = enc.sin_theta.get((start, stop))
-        if sin_bound is None or not sin_bound < 1:
-            raise ArithmeticError(f"eigenvector group [{start}, {stop}) is not separated from the rest of the "
-                                  "spectrum by the enclosures: its subspace is not determined")
-        angle = _principal_angle(ctx, enc.vectors[:, start:stop], enc.correction[:, start:stop],
-                                 linear.vectors[:, start:stop])
-        slack = ctx.asin(ctx.mpf(sin_bound))
-        bounds.append((max(angle - slack, ctx.zero), angle + slack))
-    if aggregate == "max":
-        lo, hi = max(b[0] for b in bounds), max(b[1] for b in bounds)
-    else:
-        lo, hi = sum(b[0] for b in bounds) / len(bounds), sum(b[1] for b in bounds) / len(bounds)
-    return _down(ctx, lo), _up(ctx, hi)
+    lin = linear_for(X)
+    check_k(lin, k, "eigenprojection")
+    return aggregate_balls([_group_angle(enc, lin, s, t) for s, t in linear_groups_exact(lin, k, tau)],
+                           aggregate_name=aggregate)
 
 
-def certified_value(lo, hi):
-    """Midpoint of [lo, hi] and the significant digits on which the ends agree (every point of the interval
-    agrees with the midpoint to at least that many)."""
-    mid = (lo + hi) / 2
-    return mid, (agreeing_digits(lo, hi) if hi > 0 else 0)
+def pc_interval(enc: SpectrumEnclosure, X: np.ndarray, k: int):
+    """Interval of max_{i<k} ‖σ_X PC_G,i − PC_L,i‖ / ‖PC_L,i‖ (Theorem 3) from the enclosures."""
+    lin, scale = linear_for(X), _to_s_units(X)
+    check_k(lin, k, "pc")
+    angles, mus = [], []
+    for i in range(k):
+        for edge in (i, i + 1):
+            if not lin.separated(edge):
+                lin.sin_theta(i, i + 1)  # raises: a PC of a repeated linear eigenvalue depends on the basis
+        angles.append(_group_angle(enc, lin, i, i + 1))
+        mus.append(_mu(enc, i, scale))
+    return pc_from_parts(lin, mus, angles)
 
 
-def _principal_angle(ctx, V: np.ndarray, C: np.ndarray, W) -> object:
-    """Largest principal angle between span(V + C) (two float64 words N×g, any basis) and span W (mp,
-    orthonormal N×g)."""
-    b = MPBackend(ctx.dps)
-    Vm = np.array([[b.scalar(float(x)) + b.scalar(float(c)) for x, c in zip(row, crow)] for row, crow in zip(V, C)],
-                  dtype=object)
-    Wm = np.array([[b.scalar(x) for x in row] for row in W], dtype=object)
-    values, vectors = b.eigh(Vm.T.dot(Vm))
-    Vo = Vm.dot(vectors / np.array([b.sqrt(v) for v in values], dtype=object)[None, :])
-    overlap = Wm.T.dot(Vo)
-    outside = Vo - Wm.dot(overlap)
-    sin2 = b.eigh(outside.T.dot(outside))[0][0]
-    cos2 = b.eigh(overlap.T.dot(overlap))[0][-1]
-    zero = b.scalar(0)
-    return ctx.mpf(b.export(b.ctx.atan2(b.sqrt(max(sin2, zero)), b.sqrt(max(cos2, zero)))))
-
-
-def _ctx():
-    ctx = mpmath.MPContext()
-    ctx.prec = _PREC
-    return ctx
-
-
-def _down(ctx, x):
-    """x widened downward by _SLACK·(1 + |x|): covers the 1000-bit rounding of the measure's evaluation (its
-    cancellations cost at most a few hundred bits of absolute accuracy at these magnitudes)."""
-    return x - (1 + abs(x)) * ctx.mpf(_SLACK)
-
-
-def _up(ctx, x):
-    return x + (1 + abs(x)) * ctx.mpf(_SLACK)

@@ -14,6 +14,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..backends import Backend, MPBackend, get_backend
+from ..errors import InsufficientPrecision
 from ..numerics import double_center, gaussian_residual
 from ..numerics.linear_spectrum import LinearSpectrum
 from ..numerics.perturbed_spectrum import PerturbedSpectrum
@@ -129,9 +130,9 @@ def _check_linear_defined(ps: PerturbedSpectrum, edges) -> None:
     floor = abs(values[0]) * lb.scalar(10) ** (-(lb.dps // 2))
     for edge in edges:
         if 0 < edge < ps.linear.rank and not values[edge - 1] - values[edge] > floor:
-            raise ArithmeticError(
+            raise InsufficientPrecision(
                 f"linear eigenvalues {edge - 1} and {edge} coincide to {lb.dps // 2} digits: the top-{edge} "
-                "linear eigenvectors (and the angles measured to them) are not determined")
+                "linear eigenvectors (and the angles measured to them) are not determined at this precision")
 
 
 def _group_angle(ps: PerturbedSpectrum, start: int, stop: int):

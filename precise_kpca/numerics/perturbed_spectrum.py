@@ -102,7 +102,7 @@ class PerturbedSpectrum:
             e_norm = E.frobenius
             self._E_float64 = E.to_float64
         floats = [lb.to_float(v) for v in linear.values[:r]]
-        t = self.rank = _top_block_size(floats, e_norm, k)
+        t = self.rank = top_block_size(floats, e_norm, k)
         self.applicable = t > 0
         if not self.applicable:
             return
@@ -416,7 +416,7 @@ def _clusters(lam: list, e_norm: float) -> list[tuple[int, int]]:
     return clusters
 
 
-def _top_block_size(lam: list, e_norm: float, wanted: int) -> int:
+def top_block_size(lam: list, e_norm: float, wanted: int = 1) -> int:
     """The top block size t: λ_{t+1} + ‖E‖ ≤ C·λ_t (λ descending, λ_{r+1} = 0), with no cluster of λ_1 … λ_t
     (see :func:`_clusters`) larger than _MAX_CLUSTER; 0 if no t qualifies.
 
