@@ -12,6 +12,7 @@ import pytest
 from precise_kpca.cli import COMMANDS, join_negative_values, main
 from precise_kpca.cli.common import UsageError, parse_list, parse_positive_ints, parse_range
 from precise_kpca.numerics import geometry
+from precise_kpca.studies.curves import COLUMNS
 
 
 @pytest.fixture
@@ -60,19 +61,51 @@ def test_geometry_prints_the_numbers(data_file, capsys):
 
 def test_curves_writes_tables_and_plots_and_resumes(data_file, tmp_path, capsys):
     out = tmp_path / "out"
-    argv = ["curves", str(data_file), "--log2-sigma", "-1:3", "--measures", "metric,eigenprojection", "--k", "1,2",
+    argv = ["curves", str(data_file), "--log2-sigma", "-3:1", "--measures", "metric,eigenprojection", "--k", "1,2",
             "--digits", "8", "--out", str(out), "--store", str(tmp_path / "s.sqlite"), "--executor", "serial"]
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    frame = pd.read_csv(out / "curves.csv", dtype={"sigma": str, "value_text": str, "normalized_text": str})
+    text = [c for c in COLUMNS if c.endswith("_text") or c in ("sigma", "guarantee", "route", "reason", "method")]
+    frame = pd.read_csv(out / "curves.csv", dtype=dict.fromkeys(text, str), keep_default_na=False,
+                        na_values={c: ["", "NaN", "nan"] for c in COLUMNS if c not in text})
     assert len(frame) == 2 * 3 * 5  # (metric + eigenprojection k=1,2) × 5 σ, certified and naive
+    assert list(frame.columns) == COLUMNS
     pd.testing.assert_frame_equal(pd.read_parquet(out / "curves.parquet").drop(columns="k"), frame.drop(columns="k"))
     assert {p.name for p in out.glob("*.png")} == {"curves.png", "curve_metric.png", "curve_eigenprojection_k1.png",
                                                    "curve_eigenprojection_k2.png"}
-    assert "15 certified points" in printed and "computed 30, reused 0" in printed
-    assert (frame.loc[frame["requested_backend"] == "auto", "certified_digits"] >= 8).all()
+    certified = frame[frame["requested_backend"] == "auto"]
+    assert (certified["certified_digits"] >= 8).all() and (certified["guarantee"] == "rigorous").all()
+    fewest = certified["certified_digits"].min()
+    assert f"15 certified points, of which 15 rigorous (fewest certified digits {fewest}), 0 heuristic, 0 none" in printed
+    assert "computed 30, reused 0" in printed
+    metric = certified[certified["measure"] == "metric"]
+    assert f"metric            -       5         5{metric['certified_digits'].min():>18}" in printed
+    for column in ("lower_text", "upper_text", "normalized_lower_text", "normalized_upper_text", "guarantee", "route",
+                   "reason"):
+        assert column in frame.columns
+    _check_ends_round_trip(tmp_path / "s.sqlite", frame)
     assert main(argv + ["--no-naive"]) == 0
     assert "0 float64-naive; computed 0, reused 15" in capsys.readouterr().out
+
+
+def _check_ends_round_trip(store, frame):
+    """The CSV's interval texts are the store's, and read exactly (Fractions) they enclose the stored value."""
+    from fractions import Fraction
+
+    from precise_kpca.studies import ResultsStore
+
+    with ResultsStore(store) as db:
+        stored = db.frame()
+    ends = ["lower_text", "upper_text", "normalized_lower_text", "normalized_upper_text"]
+    merged = frame.merge(stored, on=["sigma", "measure", "requested_backend"], suffixes=("", "_stored"))
+    merged = merged[merged["k"].fillna(0).astype(int) == merged["k_stored"].fillna(0).astype(int)]
+    assert len(merged) == len(frame)
+    for column in ends + ["guarantee", "route", "reason"]:
+        assert (merged[column] == merged[f"{column}_stored"]).all(), column
+    rigorous = merged[merged["guarantee"] == "rigorous"]
+    assert (rigorous["lower_text"] != "").all()
+    for row in rigorous.itertuples():
+        assert Fraction(row.lower_text) < Fraction(row.upper_text)
 
 
 @pytest.mark.parametrize("argv, message", [

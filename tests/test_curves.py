@@ -8,9 +8,10 @@ import mpmath
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from precise_kpca.studies import ResultsStore, convergence_curve
-from precise_kpca.studies.curves import COLUMNS, exact_text, to_float
+from precise_kpca.studies.curves import COLUMNS, exact_text, guarantee_summary, to_float
 
 X_SMALL = np.random.default_rng(3).normal(size=(8, 3))
 
@@ -27,6 +28,10 @@ def test_frame_columns_rows_and_exact_sigma(tmp_path):
     assert list(certified["sigma"][:3]) == ["1/4", "1", "128"] and list(certified["log2_sigma"][:3]) == [-2, 0, 7]
     assert (certified["certified_digits"] >= 8).all() and (naive["certified_digits"] == 0).all()
     assert (naive["backend"] == "float64-naive").all()
+    assert (certified.loc[certified["measure"] == "metric", "guarantee"] == "rigorous").all()
+    assert set(certified["guarantee"]) <= {"rigorous", "heuristic"} and (certified["lower_text"] != "").all()
+    assert (naive["guarantee"] == "none").all() and (naive[["lower_text", "upper_text"]] == "").all().all()
+    assert naive["route"].str.startswith("naive").all() and (frame["reason"] == "").all()
     for text, value in zip(frame["value_text"], frame["value"]):
         assert float(text) == value
 
@@ -75,6 +80,65 @@ def test_progress_bar_goes_to_stderr_when_forced(capsys):
     convergence_curve(X_SMALL, [0, 1], measures="metric", store=False, executor="serial", progress="always")
     captured = capsys.readouterr()
     assert "2/2" in captured.err and captured.out == ""
+
+
+def _fraction(x) -> Fraction:
+    """The exact value of an mpf, from its (sign, mantissa, exponent) alone."""
+    sign, man, exp, _ = x._mpf_
+    return (-1) ** sign * int(man) * Fraction(2) ** exp
+
+
+def test_interval_columns_hold_the_measurements_ends_exactly(tmp_path, monkeypatch):
+    """Every text column read back exactly (as a Fraction, and as an mpf at its mantissa's bits) is the end the
+    Measurement carried, through the store; None ends are empty; guarantee, route and reason as they were."""
+    import precise_kpca.measures as measures
+
+    made = {}
+    real = measures.measure
+
+    def recording(X, name, sigma, **options):
+        made[name, str(sigma), options["backend"]] = m = real(X, name, sigma, **options)
+        return m
+
+    monkeypatch.setattr(measures, "measure", recording)
+    frame = convergence_curve(X_SMALL, [-1, 0, 7], measures=("metric", "eigenvalue", "eigenprojection"), digits=8,
+                              store=tmp_path / "s.sqlite", executor="serial", progress=False, naive_overlay=True)
+    assert len(made) == len(frame) == 18
+    ends = {"lower_text": "lower", "upper_text": "upper", "normalized_lower_text": "normalized_lower",
+            "normalized_upper_text": "normalized_upper"}
+    seen = set()
+    for row in frame.itertuples():
+        m = made[row.measure, row.sigma, row.requested_backend]
+        assert (row.guarantee, row.route, row.reason, row.certified_digits) == (
+            m.guarantee, str(m.route), m.reason, m.certified_digits)
+        for column, attribute in ends.items():
+            text, end = getattr(row, column), getattr(m, attribute)
+            seen.add((column, end is None))
+            if end is None:
+                assert text == ""
+                continue
+            assert Fraction(text) == _fraction(end), (row, column)
+            assert _parse(text, max(int(end._mpf_[3]), 1)) == end
+    assert seen == {(column, none) for column in ends for none in (False, True)}  # both cases were exercised
+    assert {"rigorous", "none"} <= set(frame["guarantee"])
+
+
+def test_guarantee_summary_counts_and_takes_the_fewest_digits_of_rigorous_points_only():
+    frame = pd.DataFrame(dict(guarantee=["rigorous", "heuristic", "rigorous", "none", "unknown"],
+                              certified_digits=[12, 3, 9, 0, 40]))
+    summary = guarantee_summary(frame)
+    assert summary.counts == {"rigorous": 2, "heuristic": 1, "none": 1, "unknown": 1} and summary.points == 5
+    assert summary.fewest_rigorous_digits == 9
+    assert str(summary) == "2 rigorous (fewest certified digits 9), 1 heuristic, 1 none, 1 unknown"
+    nothing = guarantee_summary(frame[frame["guarantee"] == "heuristic"])
+    assert nothing.fewest_rigorous_digits is None and str(nothing) == "0 rigorous, 1 heuristic, 0 none"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=-(2**400), max_value=2**400).filter(bool), st.integers(min_value=-4000, max_value=4000))
+def test_exact_text_of_an_mpf_is_its_exact_decimal_value(mantissa, exponent):
+    x = mpmath.mp.make_mpf(mpmath.libmp.from_man_exp(mantissa, exponent))
+    assert Fraction(exact_text(x)) == mantissa * Fraction(2) ** exponent
 
 
 def _parse(text: str, bits: int):
@@ -129,8 +193,17 @@ def test_curve_agrees_with_an_independent_mp_computation_at_twice_the_digits_up_
                               store=False, executor="serial", progress=False)
     assert (frame["certified_digits"] >= digits).all()
     for row in frame.itertuples():
-        # twice the digits, plus what Eq. 18 loses to cancellation (2·log10 σ) and some guard digits
-        metric, eigen = _reference(X, Fraction(row.sigma), dps=2 * digits + int(0.61 * max(row.log2_sigma, 0)) + 10)
+        # twice the digits (of the request, or of a rigorous interval beyond), plus what Eq. 18 loses to
+        # cancellation (2·log10 σ) and some guard digits
+        wanted = digits + (row.certified_digits if row.guarantee == "rigorous" else digits)
+        metric, eigen = _reference(X, Fraction(row.sigma), dps=wanted + int(0.61 * max(row.log2_sigma, 0)) + 10)
         reference = metric if row.measure == "metric" else eigen
         value = _parse(row.value_text, 1000)
         assert abs(value - reference) <= abs(reference) * mpmath.mpf(10) ** (1 - row.certified_digits), row
+        if row.guarantee == "rigorous":  # the interval read back from its text holds the reference
+            wide = mpmath.MPContext()
+            wide.prec = 4000  # exact for the ends and the reference; the slack is far below the interval's width
+            lower, upper, ref = wide.mpf(row.lower_text), wide.mpf(row.upper_text), wide.mpf(reference)
+            slack = abs(ref) * wide.mpf(10) ** -(row.certified_digits + digits)
+            assert lower - slack <= ref <= upper + slack, row
+    assert (frame["guarantee"] == "rigorous").sum() >= 5  # every metric point at least

@@ -82,7 +82,8 @@ def test_dask_sweep_streams_into_the_store_and_matches_serial(dask_address, tmp_
     assert on_dask.attrs["computed"] == 6
     assert list(on_dask["value_text"]) == list(serial["value_text"])
     again = convergence_curve(X, [-1, 3, 20], store=tmp_path / "dask.sqlite", executor=dask_address, **options)
-    assert again.attrs == {"computed": 0, "reused": 6}
+    recomputed = int((on_dask["guarantee"] != "rigorous").sum())  # the store reuses rigorous points only
+    assert again.attrs == {"computed": recomputed, "reused": 6 - recomputed} and recomputed < 6
 
 
 def test_pool_workers_do_not_outlive_a_killed_parent(tmp_path):

@@ -1,4 +1,5 @@
-"""Curve plots: one panel per (measure, k), naive overlay dashed, −2 guide, low-digit points ringed."""
+"""Curve plots: one panel per (measure, k), naive overlay dashed, −2 guide, low-digit points ringed, rigorous points
+filled and the others hollow (also in the paper's multi-data-set figures)."""
 from __future__ import annotations
 
 import matplotlib
@@ -8,6 +9,10 @@ import pytest
 
 from precise_kpca.plots import plot_curves, save_curve_plots
 from precise_kpca.plots.curves import GUIDE_OFFSET
+from precise_kpca.plots.paper import plot_measure_across, plot_rho_scatter
+
+HEURISTIC_FROM = 20
+"""log2 σ from which the synthetic eigenprojection points are heuristic (the metric ones stay rigorous)."""
 
 
 def _frame() -> pd.DataFrame:
@@ -18,12 +23,14 @@ def _frame() -> pd.DataFrame:
             normalized = -2.0 * p if p > 0 else -0.1 * (p + 5)
             low = p >= 28 and measure == "metric"
             naive = normalized if p < 14 else (0.0 if p < 25 else -np.inf)
-            for backend, value, digits, certified in [("auto", normalized, 10, 6 if low else 12),
-                                                      ("float64-naive", naive, 0, 0)]:
+            heuristic = p >= HEURISTIC_FROM and measure == "eigenprojection"
+            guarantee = "heuristic" if heuristic else "rigorous"
+            for backend, value, digits, certified, kind in [("auto", normalized, 10, 6 if low else 12, guarantee),
+                                                            ("float64-naive", naive, 0, 0, "none")]:
                 rows.append(dict(log2_sigma=p, sigma=str(2.0**p), measure=measure, k=k, value=2.0**value,
                                  normalized=value, certified_digits=certified, backend="mp", dps=30, seconds=0.1,
                                  value_text="", normalized_text="", requested_backend=backend, digits=digits,
-                                 method=""))
+                                 method="", guarantee=kind))
     frame = pd.DataFrame(rows)
     frame["k"] = frame["k"].astype("Int64")
     return frame
@@ -46,6 +53,40 @@ def test_panels_overlay_guide_and_marks():
     assert "< 10 certified digits" not in {line.get_label() for line in axes[1].get_lines()}
     breaks = [text.get_text() for text in metric.texts]
     assert breaks == ["float64 breaks\nlog2 σ ≥ 14"]
+    assert list(lines["rigorous"].get_xdata()) == list(range(-4, 31)) and "heuristic" not in lines
+    eigen = {line.get_label(): line for line in axes[1].get_lines()}
+    rigorous, heuristic = eigen["rigorous"], eigen["heuristic"]
+    assert list(rigorous.get_xdata()) == list(range(-4, HEURISTIC_FROM))
+    assert list(heuristic.get_xdata()) == list(range(HEURISTIC_FROM, 31))
+    assert _hollow(heuristic) and not _hollow(rigorous)
+    matplotlib.pyplot.close(fig)
+
+
+def _hollow(line) -> bool:
+    return matplotlib.colors.to_rgba(line.get_markerfacecolor()) == matplotlib.colors.to_rgba("white")
+
+
+def _across(frame: pd.DataFrame) -> pd.DataFrame:
+    """The synthetic frame as two data sets of a study's curves (``dataset``, ``rho``)."""
+    return pd.concat([frame.assign(dataset=name, rho=rho) for name, rho in (("a", 2.0), ("b", 8.0))],
+                     ignore_index=True)
+
+
+def test_multi_data_set_figures_mark_heuristic_points_hollow_and_say_so():
+    curves = _across(_frame())
+    fig = plot_measure_across(curves, [("metric", None), ("eigenprojection", 1)])
+    metric, eigen = fig.axes
+    assert "heuristic" not in {line.get_label() for line in metric.get_lines()}
+    labels = {line.get_label(): line for line in eigen.get_lines()}
+    assert not _hollow(labels["rigorous"]) and _hollow(labels["heuristic"])  # the legend's entries
+    hollow = [line for line in eigen.get_lines() if len(line.get_xdata()) and _hollow(line)]
+    assert [list(line.get_xdata()) for line in hollow] == [list(range(HEURISTIC_FROM, 31))] * 2  # one per data set
+    matplotlib.pyplot.close(fig)
+    fig = plot_rho_scatter([1.0, 3.0, 4.0], [-20.0, -16.0, -14.0], ["a", "b", "c"], ["rigorous", "heuristic", "rigorous"],
+                           ylabel="y", title="t")
+    points = {line.get_label(): line for line in fig.axes[0].get_lines()}
+    assert list(points["rigorous"].get_xdata()) == [1.0, 4.0] and list(points["heuristic"].get_xdata()) == [3.0]
+    assert _hollow(points["heuristic"]) and not _hollow(points["rigorous"])
     matplotlib.pyplot.close(fig)
 
 

@@ -19,6 +19,7 @@ from precise_kpca.reports.tables import (
     onsets,
     paper_self_check,
     table_two,
+    weakest_guarantee,
 )
 
 TINY = ["--log2-sigma", "6:8", "--k", "1", "--digits", "6", "--max-rows", "9", "--progress", "never"]
@@ -62,7 +63,8 @@ def test_subsample_is_seeded_and_ordered():
 
 def _curve_rows(dataset, measure, k, values, naive):
     return [dict(dataset=dataset, rho=4.0, n=9, log2_sigma=p, measure=measure, k=k, normalized=v,
-                 certified_digits=0 if naive else 10,
+                 normalized_lower_text=f"lower at {p}", normalized_upper_text=f"upper at {p}",
+                 certified_digits=0 if naive else 10, guarantee="none" if naive else "rigorous",
                  requested_backend="float64-naive" if naive else "auto") for p, v in values.items()]
 
 
@@ -79,7 +81,11 @@ def test_table_two_and_explanations_on_synthetic_curves():
     assert (frame["paper"] == 2.0**-4).all() and (frame["naive"] == math.inf).all()
     assert (frame["naive_decisive"] == 8).all()
     assert frame["naive_deviation"].tolist() == pytest.approx([6.0] * 3)
+    assert (frame["naive_value_lower"] == "lower at 8").all() and (frame["naive_value_upper"] == "upper at 8").all()
+    assert (frame["paper_value_lower"] == "").all()  # no certified point leaves the band
+    assert (frame["paper_guarantee"] == "rigorous").all() and (frame["naive_guarantee"] == "none").all()
     table = table_two(frame, {"wine": item})
+    assert (table["naive_value_lower"] == "lower at 8").all() and (table["paper_guarantee"] == "rigorous").all()
     assert table["column"].tolist() == ["metric", "eigenvalue", "eigenprojection k=1"]
     assert not table["match"].any()  # the paper prints 4, 4, 4 for wine
     assert table["metric_from_rho"].iloc[0] == 4
@@ -91,10 +97,23 @@ def test_table_two_and_explanations_on_synthetic_curves():
     table["naive_match"] = table["ours_naive"] == table["paper"]
     text = explain(table.iloc[1])
     assert "numerical error in the paper" in text and "float64-naive leaves the ±0.25 band at log2 σ = 8" in text
+    broken_certified = table.assign(paper_decisive=8, paper_deviation=6.0).iloc[1]
+    assert "(+6.000, ≥ 10 certified digits, rigorous)" in explain(broken_certified)
     assert explain(table.assign(match=True).iloc[0]) == ""
 
 
+def _not_reusable(store) -> int:
+    """Stored points of a certified request that are not rigorous to the requested digits."""
+    from precise_kpca.studies import ResultsStore
+
+    with ResultsStore(store) as db:
+        points = db.frame()
+    certified = points[points["requested_backend"] != "float64-naive"]
+    return int((~((certified["guarantee"] == "rigorous") & (certified["certified_digits"] >= certified["digits"]))).sum())
+
+
 def test_reproduce_cli_end_to_end_twice(data_dir, tmp_path, capsys):
+    """The second run recomputes exactly the stored points that are not rigorous to the requested digits."""
     store, out = tmp_path / "store.sqlite", tmp_path / "report"
     args = ["reproduce", "--datasets", "wine,cpu", "--data-dir", str(data_dir), "--store", str(store), "--out", str(out),
             "--executor", "serial", *TINY]
@@ -102,9 +121,24 @@ def test_reproduce_cli_end_to_end_twice(data_dir, tmp_path, capsys):
     first = capsys.readouterr().out
     assert "Table I: 2/2 data sets match the paper" in first and "reused 0 from the store" in first
     first_points = int(first.split("points: computed ", 1)[1].split(",", 1)[0])
+    again = _not_reusable(store)
     assert main(args) == 0
     second = capsys.readouterr().out
-    assert "points: computed 0," in second
+    assert f"points: computed {again}, reused {first_points - again} from the store" in second
+    curves = pd.read_csv(out / "curves.csv", dtype=str, keep_default_na=False)
+    certified = curves[curves["requested_backend"] != "float64-naive"]
+    counts = certified["guarantee"].value_counts()
+    rigorous = certified[certified["guarantee"] == "rigorous"]
+    fewest = min(int(d) for d in rigorous["certified_digits"])
+    assert (f"certified points: {len(certified)}, of which {counts.get('rigorous', 0)} rigorous (fewest certified digits "
+            f"{fewest}), {counts.get('heuristic', 0)} heuristic, {counts.get('none', 0)} none") in second
+    eps = Fraction(np.finfo(float).eps)
+    for row in rigorous.itertuples():  # the interval columns made it to the CSV and hold the value (a float midpoint)
+        value = Fraction(float(row.value_text))
+        assert Fraction(row.lower_text) - abs(value) * eps <= value <= Fraction(row.upper_text) + abs(value) * eps
+    for name in ("onsets.csv", "table2.csv"):
+        columns = pd.read_csv(out / name).columns
+        assert {"paper_value_lower", "paper_value_upper", "paper_guarantee", "naive_guarantee"} <= set(columns), name
     for name in ("report.md", "table1.csv", "table2.csv", "table3.csv", "table4.csv", "regressions.csv",
                  "fig3.png", "fig4.png", "fig5.png", "fig6.png", "fig7.png"):
         assert (out / name).stat().st_size > 0, name
@@ -124,8 +158,12 @@ def test_reproduce_cli_end_to_end_twice(data_dir, tmp_path, capsys):
 
     with ResultsStore(store) as db:
         runs = db.runs()
-    assert len(runs) == 1 and runs["computed"].iloc[0] == first_points > 0  # the rerun computed nothing
-    assert f"| `serial` | 1 | {first_points} |" in report
+    assert list(runs["computed"]) == [first_points] + ([again] if again else []) and first_points > 0
+    assert f"| `serial` | {len(runs)} | {first_points + again} |" in report
+    for name in ("wine", "cpu"):
+        mine = certified[certified["dataset"] == name]
+        cells = [str(len(mine))] + [str((mine["guarantee"] == g).sum()) for g in ("rigorous", "heuristic", "none")]
+        assert f"| {name} | {' | '.join(cells)} |" in report
 
 
 def test_reproduce_cli_rejects_bad_arguments(data_dir, tmp_path, capsys):
@@ -149,43 +187,121 @@ def test_reproduce_cli_on_dask_local_cluster(data_dir, tmp_path, capsys, dask_ad
     assert all(Fraction(s) == Fraction(2) ** p for s, p in zip(curves["sigma"], curves["log2_sigma"]))
 
 
+def test_the_weakest_guarantee_decides_an_onset():
+    assert weakest_guarantee(["rigorous", "rigorous"]) == "rigorous"
+    assert weakest_guarantee(["rigorous", "heuristic", "rigorous"]) == "heuristic"
+    assert weakest_guarantee(["heuristic", "none", "rigorous"]) == "none"
+    assert weakest_guarantee(["none", "unknown", "heuristic"]) == "unknown"
+
+
 def _mismatch_row(deviation_at_paper_point):
     return pd.Series(dict(
         match=False, paper=16.0, ours_paper=8.0, ours_naive=8.0, subsampled=False, naive_match=False, n=768,
-        rho=8.41, paper_rho=8.41, paper_decisive=2, paper_deviation=-0.671, paper_digits=29, naive_decisive=2,
+        rho=8.41, paper_rho=8.41, paper_decisive=2, paper_deviation=-0.671, paper_digits=29, paper_guarantee="heuristic",
+        naive_decisive=2,
         naive_deviation=-0.671, paper_deviations={2: (-0.671, 29), 3: (deviation_at_paper_point, 29)},
         naive_deviations={2: (-0.671, 0), 3: (deviation_at_paper_point, 0)}))
 
 
 def test_a_printed_onset_the_certified_curve_contradicts_is_explained_with_the_point_it_needs():
     text = explain(_mismatch_row(-0.198))
-    assert text.startswith("not reproduced") and "log2 σ = 3" in text and "-0.198" in text and "29" in text
+    assert text.startswith("not reproduced") and "log2 σ = 3" in text and "-0.198" in text
+    assert "(≥ 29 certified digits, heuristic)" in text
     # mutation: were that point outside the band, the printed onset would follow and this reading must not apply
     assert "not reproduced" not in explain(_mismatch_row(-0.31))
 
 
-def test_digits_section_lists_short_points_and_proves_a_linear_tie():
-    """Points below the request are listed with their reason; a 'not determined' refusal at a k that cuts an
-    exactly repeated linear eigenvalue gets the exact proof, one at a k that does not cut it does not."""
+def test_digits_section_counts_guarantees_lists_short_points_and_proves_a_linear_tie():
+    """Points per guarantee and the fewest digits among rigorous ones (a heuristic point with fewer digits does not
+    count); points below the request or undetermined are listed with their reason; an undetermined point at a k
+    that cuts an exactly repeated linear eigenvalue gets the exact proof, one at a k that does not cut it does not."""
     from precise_kpca.reports.markdown import _digits_section
     from precise_kpca.reports.study import StudyPlan
 
     from .test_perturbed_spectrum import SYMMETRIC  # λ_2 = λ_3 exactly
 
-    def row(p, k, digits, method):
-        return dict(dataset="wine", log2_sigma=p, measure="eigenprojection", k=k, certified_digits=digits,
-                    method=method)
+    def row(p, measure, k, digits, guarantee, reason="", value_text="0.25"):
+        return dict(dataset="wine", log2_sigma=p, measure=measure, k=k, certified_digits=digits, guarantee=guarantee,
+                    reason=reason, value_text=value_text)
 
-    refused = "FAILED to certify: the value is not determined (linear eigenvalues 1 and 2 coincide)"
-    curves = pd.DataFrame([row(4, 1, 20, "ok"), row(12, 1, 14, "ok"), row(4, 2, 0, refused), row(12, 2, 0, refused)])
+    tie = "not determined: linear eigenvalues 1 and 2 coincide"
+    short = "the rigorous interval certifies 5 of the 8 digits requested"
+    curves = pd.DataFrame([row(4, "eigenprojection", 1, 20, "rigorous"), row(12, "eigenprojection", 1, 14, "rigorous"),
+                           row(12, "metric", pd.NA, 9, "heuristic"), row(12, "eigenvalue", pd.NA, 5, "rigorous", short),
+                           row(4, "eigenprojection", 2, 0, "none", tie, "nan"),
+                           row(12, "eigenprojection", 2, 0, "none", tie, "nan")])
     item = StudyData("wine", SYMMETRIC, 178, 13, 5.0035, 4.0, 2)
     plan = StudyPlan(log2_sigmas=(4, 12), ks=(1, 2), digits=8)
     text = "\n".join(_digits_section(curves, {"wine": item}, plan))
-    assert "| wine | 4 | 0 | 0 | 2 |" in text
-    assert "**wine, eigenprojection k=2** at σ = 2^4, 2^12: 0 digits at most" in text
+    assert "| wine | 6 | 3 | 1 | 2 | 20 | 5 | 3 |" in text
+    assert f"**wine, eigenprojection k=2** at σ = 2^4, 2^12: undetermined — {tie}." in text
+    assert f"**wine, eigenvalue** at σ = 2^12: rigorous, 5 digits at most — {short}." in text
+    assert "metric" not in text.split("### Points short", 1)[1]  # 9 heuristic digits ≥ 8: not short
     assert "λ_2 = … = λ_3" in text and "k = 2 cuts such a run" in text
     curves.loc[curves["k"] == 2, "k"] = 3  # k = 3 holds the whole run: a refusal there is not the tie's
     text = "\n".join(_digits_section(curves, {"wine": item}, plan))
     assert "λ_2 = … = λ_3" in text and "cuts such a run" not in text
     good = curves[curves["certified_digits"] >= 8]
     assert "Every point carries at least 8 certified digits." in "\n".join(_digits_section(good, {"wine": item}, plan))
+
+
+def _widened(m, digits: int):
+    """The rigorous Measurement m with its interval widened to about 3 digits, reported short of ``digits``."""
+    import mpmath
+
+    from precise_kpca.measures.measurement import Measurement, Route, exact_mpf
+
+    wide = mpmath.MPContext()
+    wide.prec = 400
+    mid = wide.mpf(exact_mpf(m.value))
+    lower, upper = (mpmath.mp.make_mpf((mid * (1 + side * wide.mpf(2) ** -12))._mpf_) for side in (-1, 1))
+    return Measurement(measure=m.measure, sigma=m.sigma, k=m.k, value=m.value, normalized=m.normalized,
+                       backend=m.backend, dps=m.dps, method="test: widened", seconds=m.seconds, lower=lower,
+                       upper=upper, guarantee="rigorous", route=Route("binary128-enclosure", "test"),
+                       reason="test: the enclosure was widened", requested_digits=digits)
+
+
+def _undetermined(m, digits: int):
+    from precise_kpca.measures.measurement import Measurement, Route
+
+    return Measurement(measure=m.measure, sigma=m.sigma, k=m.k, value=math.nan, normalized=math.nan,
+                       backend=m.backend, dps=m.dps, method="test: refused", seconds=m.seconds, guarantee="none",
+                       route=Route("binary128-enclosure", "test"), reason="not determined: test tie",
+                       requested_digits=digits)
+
+
+def test_report_lists_a_short_and_an_undetermined_point_with_their_reasons_and_a_rerun_replaces_them(
+        data_dir, tmp_path, monkeypatch):
+    import precise_kpca.measures as measures
+    from precise_kpca.reports import reproduce
+
+    real = measures.measure
+    fakes = {("eigenvalue", Fraction(2) ** 7): _widened, ("eigenprojection", Fraction(2) ** 6): _undetermined}
+
+    def faking(X, name, sigma, **options):
+        m = real(X, name, sigma, **options)
+        fake = fakes.get((name, Fraction(sigma))) if options["backend"] == "auto" else None
+        return m if fake is None else fake(m, options["digits"])
+
+    options = dict(out_dir=tmp_path / "out", log2_sigmas=[6, 7, 8], ks=(1,), digits=6, max_rows=9, data_dir=data_dir,
+                   store=tmp_path / "s.sqlite", executor="serial", progress=False)
+    monkeypatch.setattr(measures, "measure", faking)
+    result = reproduce(["wine"], **options)
+    short = result.curves[(result.curves["measure"] == "eigenvalue") & (result.curves["log2_sigma"] == 7)
+                          & (result.curves["requested_backend"] == "auto")]
+    assert list(short["certified_digits"]) == [3] and list(short["guarantee"]) == ["rigorous"]
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    section = report.split("### Points short of the requested digits or undetermined", 1)[1].split("\n## ", 1)[0]
+    assert "* **wine, eigenvalue** at σ = 2^7: rigorous, 3 digits at most — test: the enclosure was widened." in section
+    assert "* **wine, eigenprojection k=1** at σ = 2^6: undetermined — not determined: test tie." in section
+    assert "Exact check for **wine**" in section and "repeated linear eigenvalues: none." in section
+    certified = result.curves[result.curves["requested_backend"] == "auto"]
+    counts = [str((certified["guarantee"] == g).sum()) for g in ("rigorous", "heuristic", "none")]
+    assert counts[2] == "1" and f"| wine | 9 | {' | '.join(counts)} |" in report
+    assert "short of the requested 6 digits or undetermined: 2." in report
+
+    monkeypatch.setattr(measures, "measure", real)
+    again = reproduce(["wine"], **options)  # the short and the undetermined points are not reused
+    assert again.stats.computed >= 2
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "test:" not in report and "| wine | 9 |" in report

@@ -42,17 +42,24 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def summary(frame, seconds: float) -> str:
-    """Text table: per curve, points, minimum certified digits, backends and compute time; then totals."""
+    """Text table: per curve, points, how many are rigorous, the fewest certified digits among those, backends
+    and compute time; then totals by guarantee."""
+    from ..studies.curves import guarantee_summary
+
     certified = frame[frame["requested_backend"] != "float64-naive"]
-    lines = [f"{'measure':<16}{'k':>3}{'points':>8}{'min digits':>12}{'backends':>16}{'compute s':>11}"]
+    lines = [f"{'measure':<16}{'k':>3}{'points':>8}{'rigorous':>10}{'their min digits':>18}{'backends':>16}"
+             f"{'compute s':>11}"]
     for (measure, k), rows in certified.groupby(["measure", "k"], dropna=False, sort=False):
         backends = ",".join(sorted(set(rows["backend"])))
-        lines.append(f"{measure:<16}{'-' if pd.isna(k) else int(k):>3}{len(rows):>8}"
-                     f"{int(rows['certified_digits'].min()):>12}{backends:>16}{rows['seconds'].sum():>11.1f}")
+        guarantees = guarantee_summary(rows)
+        fewest = "-" if guarantees.fewest_rigorous_digits is None else guarantees.fewest_rigorous_digits
+        lines.append(f"{measure:<16}{'-' if pd.isna(k) else int(k):>3}{len(rows):>8}{guarantees.counts['rigorous']:>10}"
+                     f"{fewest:>18}{backends:>16}{rows['seconds'].sum():>11.1f}")
     attrs = frame.attrs
-    lines.append(f"{len(certified)} certified points (min {int(certified['certified_digits'].min())} digits), "
-                 f"{len(frame) - len(certified)} float64-naive; computed {attrs.get('computed', '?')}, "
-                 f"reused {attrs.get('reused', '?')} from the store; wall time {seconds:.1f} s")
+    lines.append(f"{len(certified)} certified points, of which {guarantee_summary(certified)}; "
+                 f"{len(frame) - len(certified)} float64-naive; "
+                 f"computed {attrs.get('computed', '?')}, reused {attrs.get('reused', '?')} from the store; "
+                 f"wall time {seconds:.1f} s")
     return "\n".join(lines)
 
 

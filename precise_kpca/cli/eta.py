@@ -6,6 +6,11 @@ from pathlib import Path
 
 from .common import add_data_arguments, load_data
 
+CURVE_GUARANTEE = "rigorous"
+"""C(σ) of :func:`precise_kpca.asymptotics.study.metric_curve`: arb balls on exact data at every grid point."""
+LIMIT_GUARANTEE = "heuristic"
+"""Theorem 3's limits (:class:`precise_kpca.asymptotics.constants.CheckedLimits`): two evaluations agree."""
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``eta`` on the top-level sub-parsers; returns its parser."""
@@ -42,7 +47,9 @@ def format_study(study) -> str:
     rows = [
         ("data", study.name), ("N, d", f"{study.n}, {study.d}"), ("rho", f"{study.rho:.6g}"),
         ("eta (paper)", f"{study.eta:.6g}"),
-        ("sup C over sigma grid", f"{study.sup_C:.15g} (certified digits ≥ {study.curve['C_digits'].min()}; from below: C < 1/8 at every σ)"),
+        ("sup C over sigma grid", f"{study.sup_C:.15g} ({CURVE_GUARANTEE} at all {len(study.curve)} grid points, "
+                                  f"fewest certified digits {study.curve['C_digits'].min()}; from below: C < 1/8 at "
+                                  "every σ)"),
         ("lim C (sigma -> inf)", "1/8 (sharp, proofs/theorem2)"),
         ("overshoot of (rho/sigma)^2 eta, limit", f"{study.overshoot_limit:.6g} = 8 eta"),
         ("overshoot, largest on grid (sigma = 2^-4)", f"{study.curve['overshoot'].max():.6g}"),
@@ -50,10 +57,12 @@ def format_study(study) -> str:
     if study.eigenvalue is not None:
         e = study.eigenvalue
         rows.append(("lim sigma^2 * eigenvalue (Eq. 18)",
-                     f"{e.value:.10g} ({e.certified_digits} digits; / rho^2 = {e.value / study.rho**2:.4g})"))
+                     f"{e.value:.10g} ({e.certified_digits} {LIMIT_GUARANTEE} digits; / rho^2 = "
+                     f"{e.value / study.rho**2:.4g})"))
         for _, r in study.spectral.iterrows():
             rows.append((f"lim sigma^2 * eigenprojection k={int(r['k'])}",
-                         f"{r['eigenprojection']:.10g} ({int(r['digits'])} digits; / rho^2 = {r['ratio_to_rho2']:.4g})"))
+                         f"{r['eigenprojection']:.10g} ({int(r['digits'])} {LIMIT_GUARANTEE} digits; / rho^2 = "
+                         f"{r['ratio_to_rho2']:.4g})"))
     width = max(len(label) for label, _ in rows)
     lines = [f"{label:<{width}}  {value}" for label, value in rows]
     picks = study.curve[study.curve["log2_sigma"].isin([-4, 0, 4, 7, 10, 20, 40, 60])]

@@ -2,7 +2,8 @@
 
 x = log2 σ, y = normalized log2 measure (Eq. 16), one panel per measure (and per k), a −2 slope guide just below
 the largest-σ certified point, and the float64-naive curve (the paper's computation) dashed on top, so the
-reader sees where float64 breaks. Points certified to fewer digits than requested are ringed in red.
+reader sees where float64 breaks. Rigorous points (an enclosure proves their interval) are filled markers, the
+others hollow (:func:`draw_guarantee_markers`); points certified to fewer digits than requested are ringed in red.
 """
 from __future__ import annotations
 
@@ -58,6 +59,38 @@ def _break_point(certified: pd.DataFrame, naive: pd.DataFrame) -> float | None:
     return float(joined["log2_sigma"].iloc[first_bad])
 
 
+def draw_guarantee_markers(ax, x, y, guarantees, *, color, ms: float, labels: bool) -> list[str]:
+    """Point markers filled where the guarantee is rigorous, hollow elsewhere; with ``labels``, legend entries
+    ``"rigorous"`` and the other guarantees drawn (``"heuristic"``).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    x, y, guarantees : array_like, shape (n,)
+    color : matplotlib colour
+    ms : float
+        Marker size.
+    labels : bool
+
+    Returns
+    -------
+    set of str
+        The guarantees drawn.
+    """
+    x, y, guarantees = np.asarray(x, dtype=float), np.asarray(y, dtype=float), np.asarray(guarantees, dtype=object)
+    rigorous = guarantees == "rigorous"
+    for chosen, face, label in ((rigorous, color, "rigorous"), (~rigorous, "white", hollow_label(guarantees))):
+        if chosen.any():
+            ax.plot(x[chosen], y[chosen], "o", color=color, mfc=face, mec=color, ms=ms, zorder=3.5,
+                    label=label if labels else None)
+    return set(guarantees)
+
+
+def hollow_label(guarantees) -> str:
+    """Legend text of the hollow markers: the guarantees other than rigorous, e.g. ``"heuristic"``."""
+    return " / ".join(sorted(set(guarantees) - {"rigorous"}))
+
+
 def draw_panel(ax, frame: pd.DataFrame, measure: str, k, *, digits: int | None = None) -> None:
     """Draw one measure's curve (and overlay, guide, low-digit marks) on ``ax``.
 
@@ -75,7 +108,8 @@ def draw_panel(ax, frame: pd.DataFrame, measure: str, k, *, digits: int | None =
     certified = certified[np.isfinite(certified["normalized"])]
     naive = _select(frame, measure, k, naive=True)
     x, y = certified["log2_sigma"].to_numpy(float), certified["normalized"].to_numpy(float)
-    ax.plot(x, y, "-o", color="C0", ms=3.5, lw=1.6, label="certified", zorder=3)
+    ax.plot(x, y, "-", color="C0", lw=1.6, zorder=3)
+    draw_guarantee_markers(ax, x, y, certified["guarantee"], color="C0", ms=3.5, labels=True)
     wanted = certified["digits"] if digits is None else digits
     low = certified[certified["certified_digits"] < wanted]
     if len(low):

@@ -2,7 +2,8 @@
 large-σ values against ρ with a least-squares line (Figs 4, 7).
 
 Curves: certified values solid, the float64-naive recomputation (the paper's arithmetic) dashed in the same
-colour, the paper's largest reliable σ = 2⁷ marked, a −2 slope guide.
+colour, the paper's largest reliable σ = 2⁷ marked, a −2 slope guide. Rigorous points are filled markers, the
+others hollow, in every figure; the legend says which is which.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..studies.curves import NAIVE_BACKEND  # noqa: E402
-from .curves import LABELS  # noqa: E402
+from .curves import LABELS, draw_guarantee_markers, hollow_label  # noqa: E402
 
 PAPER_LIMIT_LOG2_SIGMA = 7
 
@@ -37,6 +38,7 @@ def draw_measure_across(ax, curves: pd.DataFrame, measure: str, k=None, *, datas
     rows = rows[rows["k"].isna()] if k is None else rows[rows["k"] == k]
     if datasets is None:
         datasets = rows.drop_duplicates("dataset").sort_values("rho")["dataset"].tolist()
+    drawn: set[str] = set()
     for index, name in enumerate(datasets):
         mine = rows[rows["dataset"] == name].sort_values("log2_sigma")
         if mine.empty:
@@ -44,8 +46,10 @@ def draw_measure_across(ax, curves: pd.DataFrame, measure: str, k=None, *, datas
         color = f"C{index % 10}"
         certified = mine[(mine["requested_backend"] != NAIVE_BACKEND) & np.isfinite(mine["normalized"])]
         naive = mine[(mine["requested_backend"] == NAIVE_BACKEND) & np.isfinite(mine["normalized"])]
-        ax.plot(certified["log2_sigma"], certified["normalized"], "-o", ms=2.5, lw=1.3, color=color,
+        ax.plot(certified["log2_sigma"], certified["normalized"], "-", lw=1.3, color=color,
                 label=f"{name} (ρ={mine['rho'].iloc[0]:.3g})")
+        drawn.update(draw_guarantee_markers(ax, certified["log2_sigma"], certified["normalized"],
+                                            certified["guarantee"], color=color, ms=2.5, labels=False))
         ax.plot(naive["log2_sigma"], naive["normalized"], "--", lw=1.0, color=color, alpha=0.8)
     finite = rows[np.isfinite(rows["normalized"]) & (rows["requested_backend"] != NAIVE_BACKEND)]
     if len(finite):
@@ -56,6 +60,10 @@ def draw_measure_across(ax, curves: pd.DataFrame, measure: str, k=None, *, datas
                 label="slope −2")
     ax.axvline(PAPER_LIMIT_LOG2_SIGMA, color="0.6", lw=0.8, ls=":")
     ax.plot([], [], "--", color="0.3", lw=1.0, label="float64-naive (paper's arithmetic)")
+    if "rigorous" in drawn:
+        ax.plot([], [], "o", color="0.3", ms=4, label="rigorous")
+    if drawn - {"rigorous"}:
+        ax.plot([], [], "o", color="0.3", mfc="white", ms=4, label=hollow_label(drawn))
     ax.set_title(LABELS.get(measure, measure) + ("" if k is None else f", top {k}"), fontsize=9)
     ax.set_xlabel("log2 σ (standardized bandwidth); dotted: paper's limit 2^7")
     ax.set_ylabel("normalized log2 measure (Eq. 16)")
@@ -81,13 +89,16 @@ def plot_measure_across(curves: pd.DataFrame, panels, *, datasets=None, title: s
     return fig
 
 
-def plot_rho_scatter(log2_rho, log2_values, labels, *, fit=None, paper_fit=None, ylabel: str, title: str):
+def plot_rho_scatter(log2_rho, log2_values, labels, guarantees, *, fit=None, paper_fit=None, ylabel: str,
+                     title: str):
     """log2 measure at large σ against log2 ρ, one labelled point per data set, with least-squares lines (Figs 4, 7).
 
     Parameters
     ----------
-    log2_rho, log2_values : array_like
+    log2_rho, log2_values : array_like, shape (n,)
     labels : sequence of str
+    guarantees : sequence of str
+        Each point's guarantee: rigorous points filled, the others hollow.
     fit : (slope, intercept, r2), optional
         Our least-squares line.
     paper_fit : (slope, intercept or None, r2), optional
@@ -100,7 +111,7 @@ def plot_rho_scatter(log2_rho, log2_values, labels, *, fit=None, paper_fit=None,
     """
     x, y = np.asarray(log2_rho, dtype=float), np.asarray(log2_values, dtype=float)
     fig, ax = plt.subplots(figsize=(5.6, 4.4), layout="constrained")
-    ax.plot(x, y, "o", ms=4, color="C0", label="data sets")
+    draw_guarantee_markers(ax, x, y, guarantees, color="C0", ms=4, labels=True)
     for xi, yi, label in zip(x, y, labels):
         ax.annotate(label, (xi, yi), fontsize=6, xytext=(3, 2), textcoords="offset points")
     span = np.array([x.min(), x.max()]) if len(x) else np.array([0.0, 1.0])

@@ -89,7 +89,8 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
         ``"local"`` (default), ``"serial"`` or ``"dask://HOST:PORT"``.
     progress : bool or "always"
     retry_uncertified : bool
-        Recompute stored points that certified fewer digits than requested.
+        Also recompute stored points that are not rigorous where the request would accept them (points short of
+        the requested digits, undetermined or of unknown guarantee are recomputed in any case).
 
     Returns
     -------

@@ -69,7 +69,7 @@ def write_figures(curves: pd.DataFrame, out_dir, *, datasets=None, dpi: int = 12
         y = rows["normalized"].astype(float).to_numpy()
         fit = regress(x, y) if len(set(x)) >= 2 else None
         fig = plot_rho_scatter(
-            x, y, rows["dataset"].map(paper.paper_name).tolist(),
+            x, y, rows["dataset"].map(paper.paper_name).tolist(), rows["guarantee"].tolist(),
             fit=None if fit is None else (fit.slope, fit.intercept, fit.r2), paper_fit=printed,
             ylabel=f"normalized log2 {measure} at σ = 2^7",
             title=f"{name[:3].capitalize()}. {name[3:]}: {measure}{' (top eigenvalue)' if measure != 'metric' else ''} "

@@ -6,6 +6,7 @@ import math
 import pandas as pd
 
 from ..certify.linear_ties import tied_linear_eigenvalues
+from ..studies.curves import GUARANTEE_ORDER, guarantee_summary, undetermined
 from . import paper
 from .study import RunStats, StudyData, StudyPlan
 from .tables import explain, onset_text
@@ -53,39 +54,53 @@ def _history_lines(runs: pd.DataFrame | None, data: dict[str, StudyData]) -> lis
 
 
 def _digits_section(certified: pd.DataFrame, data: dict[str, StudyData], plan: StudyPlan) -> list[str]:
-    """Certified digits per data set (paper grid and beyond 2⁸), and every point short of the request with its
+    """Per data set, how many points are rigorous, heuristic or none and the fewest certified digits among the
+    rigorous ones (paper grid and beyond 2⁸); then every point short of the request or undetermined with its
     reason; refusals for tied linear eigenvalues come with the exact proof of the tie."""
     lines = ["## Certified digits along the curves", "",
-             "Fewest certified digits per data set over all measures (metric, eigenvalue, eigenprojection "
-             f"k = {', '.join(map(str, plan.ks))}); *short*: points below the requested {plan.digits}.", ""]
+             "Per data set over all measures (metric, eigenvalue, eigenprojection "
+             f"k = {', '.join(map(str, plan.ks))}): how many points are *rigorous* (an enclosure proves the "
+             "interval), *heuristic* (two evaluations agree) or *none* (undetermined), and the fewest certified "
+             f"digits among the rigorous ones; *short*: points below the requested {plan.digits} digits, "
+             "undetermined ones included.", ""]
     rows = []
     for name, frame in certified.groupby("dataset", sort=False):
-        cells = [paper.paper_name(name), str(len(frame))]
+        summary = guarantee_summary(frame)
+        cells = [paper.paper_name(name), str(len(frame))] + [str(summary.counts[g]) for g in GUARANTEE_ORDER]
         for part in (frame[frame["log2_sigma"] <= 8], frame[frame["log2_sigma"] > 8]):
-            cells.append(str(int(part["certified_digits"].min())) if len(part) else "–")
+            fewest = guarantee_summary(part).fewest_rigorous_digits
+            cells.append("–" if fewest is None else str(fewest))
         cells.append(str(int((frame["certified_digits"] < plan.digits).sum())))
         rows.append(cells)
-    lines += _table(["data set", "points", "fewest digits, σ ≤ 2⁸", "fewest digits, σ > 2⁸", "short"], rows)
+    lines += _table(["data set", "points", *GUARANTEE_ORDER, "fewest rigorous digits, σ ≤ 2⁸",
+                     "fewest rigorous digits, σ > 2⁸", "short"], rows)
     short = certified[certified["certified_digits"] < plan.digits]
     if short.empty:
         return lines + ["", f"Every point carries at least {plan.digits} certified digits.", ""]
-    lines += ["", "### Points short of the requested digits", ""]
-    for (name, measure, k), frame in short.groupby(["dataset", "measure", "k"], sort=False):
-        what = f"{measure}" + (f" k={int(k)}" if measure == "eigenprojection" else "")
+    lines += ["", "### Points short of the requested digits or undetermined", ""]
+    short = short.assign(undetermined=undetermined(short))
+    for (name, measure, k, guarantee, missing, reason), frame in short.groupby(
+            ["dataset", "measure", "k", "guarantee", "undetermined", "reason"], sort=False, dropna=False):
+        what = f"{measure}" + (f" k={int(k)}" if not pd.isna(k) else "")
         sigmas = ", ".join(f"2^{int(p)}" for p in sorted(frame["log2_sigma"]))
-        lines.append(f"* **{paper.paper_name(name)}, {what}** at σ = {sigmas}: "
-                     f"{int(frame['certified_digits'].max())} digits at most — {frame['method'].iloc[0]}.")
-    undetermined = short[short["method"].str.contains("not determined", regex=False)]
-    for name, frame in undetermined.groupby("dataset", sort=False):
-        runs = tied_linear_eigenvalues(data[name].X)
-        listed = ", ".join(f"λ_{a + 1} = … = λ_{z}" for a, z in runs) or "none"
-        cut = sorted({int(k) for k in frame["k"] if any(a < k < z for a, z in runs)})
-        lines.append(f"* Exact check for **{paper.paper_name(name)}** (integer characteristic polynomial of the "
-                     f"scaled covariance, python-flint): repeated linear eigenvalues: {listed}."
-                     + (f" k = {', '.join(map(str, cut))} cuts such a run: the top-k linear subspace is any of "
-                        "infinitely many (every basis of the eigenspace is as good), so these points have no value "
-                        "to certify at any precision." if cut else ""))
+        status = "undetermined" if missing else f"{guarantee}, {int(frame['certified_digits'].max())} digits at most"
+        lines.append(f"* **{paper.paper_name(name)}, {what}** at σ = {sigmas}: {status} — "
+                     f"{reason or 'no reason recorded'}.")
+    for name, frame in short[short["undetermined"]].groupby("dataset", sort=False):
+        lines.append(_tie_proof(name, frame, data[name]))
     return lines + [""]
+
+
+def _tie_proof(name: str, undetermined_points: pd.DataFrame, item: StudyData) -> str:
+    """The exact check of repeated linear eigenvalues, and the ranks k of undetermined points that cut a run."""
+    runs = tied_linear_eigenvalues(item.X)
+    listed = ", ".join(f"λ_{a + 1} = … = λ_{z}" for a, z in runs) or "none"
+    cut = sorted({int(k) for k in undetermined_points["k"].dropna() if any(a < k < z for a, z in runs)})
+    return (f"* Exact check for **{paper.paper_name(name)}** (integer characteristic polynomial of the scaled "
+            f"covariance, python-flint): repeated linear eigenvalues: {listed}."
+            + (f" k = {', '.join(map(str, cut))} cuts such a run: the top-k linear subspace is any of infinitely "
+               "many (every basis of the eigenspace is as good), so these points have no value to certify at any "
+               "precision." if cut else ""))
 
 
 def render_report(*, data: dict[str, StudyData], plan: StudyPlan, table1: pd.DataFrame, table2: pd.DataFrame,
@@ -106,8 +121,8 @@ def render_report(*, data: dict[str, StudyData], plan: StudyPlan, table1: pd.Dat
         f"* Grid: log2 σ = {grid[0]} … {grid[-1]} ({len(grid)} values); eigenprojection k = "
         f"{', '.join(map(str, plan.ks))}; {plan.digits} certified digits requested per point; every point also "
         "recomputed with `float64-naive` (the paper's float64 arithmetic: exp, centering, `eigh`).",
-        f"* Certified points: {len(certified)}, fewest certified digits {int(certified['certified_digits'].min())}"
-        f"; below the requested {plan.digits}: {int((certified['certified_digits'] < plan.digits).sum())}.",
+        f"* Certified points: {len(certified)}, of which {guarantee_summary(certified)}; short of the requested "
+        f"{plan.digits} digits or undetermined: {int((certified['certified_digits'] < plan.digits).sum())}.",
         f"* Subsampled (seeded, rows kept in order): {', '.join(f'{n} ({data[n].X.shape[0]} of {data[n].n_full} rows)' for n in subsampled) or 'none'}."
         + (" Onsets of subsampled sets are of different data (their ρ differs from the paper's) and are not"
            " comparable cell for cell." if subsampled else ""),

@@ -201,7 +201,9 @@ def run_study(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore, 
     progress : bool or "always"
         Progress bar with ETA on stderr (True: when stderr is a terminal).
     retry_uncertified : bool
-        Recompute stored points that certified fewer digits than requested (e.g. after a better method landed).
+        Also recompute stored points that are not rigorous where the request would accept them (see
+        :func:`precise_kpca.studies.store.reusable`; points short of the requested digits, undetermined or of
+        unknown guarantee are recomputed in any case).
 
     Returns
     -------
@@ -211,8 +213,7 @@ def run_study(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore, 
 
     keys = {name: store.register_data(item.X, name) for name, item in data.items()}
     tasks = plan_tasks(data, plan, keys)
-    done = store.existing((task.key for _, task in tasks), certified_only=retry_uncertified,
-                          uncertified_backends=(NAIVE_BACKEND,))
+    done = store.existing((task.key for _, task in tasks), retry_uncertified=retry_uncertified)
     pending = [t for t in tasks if t[1].key not in done]
     bundles = bundle_tasks(pending, {name: item.X.shape[0] for name, item in data.items()})
     runner = get_executor(executor)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..measures.onset import PAPER_FIT_LOG2_SIGMA, PAPER_GRID, TOLERANCE_LOG2, onset_from_curve
-from ..studies.curves import NAIVE_BACKEND
+from ..studies.curves import GUARANTEE_ORDER, NAIVE_BACKEND
 from . import paper
 from .study import StudyData
 
@@ -117,34 +117,48 @@ def onset_detail(rows: pd.DataFrame, grid, fit: int) -> dict:
     dict
         ``onset`` (σ*₀, inf for "256+", NaN when the fit point is absent), ``decisive`` (the largest grid log2 σ
         outside the tolerance band, or None), ``deviation`` (its log2 distance to the asymptote), ``value``
-        (its normalized log2 measure), ``min_digits`` (fewest certified digits among the points used) and
-        ``deviations`` ({log2 σ: (log2 distance to the asymptote, certified digits)} over the grid).
+        (its normalized log2 measure), ``value_lower``, ``value_upper`` (the ends of that value's interval as
+        exact decimal text, ``""`` where it has none), ``min_digits`` (fewest certified digits among the points
+        used), ``guarantee`` (the weakest guarantee among them: the onset is proven only when it is
+        ``rigorous``) and ``deviations`` ({log2 σ: (log2 distance to the asymptote, certified digits)} over the
+        grid).
     """
     used = rows[rows["log2_sigma"].isin(list(grid))]
     xs, ys = used["log2_sigma"].tolist(), used["normalized"].astype(float).tolist()
     if fit not in xs:
-        return dict(onset=math.nan, decisive=None, deviation=math.nan, value=math.nan, min_digits=None,
-                    deviations={})
+        return dict(onset=math.nan, decisive=None, deviation=math.nan, value=math.nan, value_lower="",
+                    value_upper="", min_digits=None, guarantee="", deviations={})
     onset = onset_from_curve(xs, ys, fit)
     at_fit = ys[xs.index(fit)]
     deviations = {int(p): (y - (at_fit - 2 * (p - fit)), int(d))
                   for p, y, d in zip(xs, ys, used["certified_digits"].tolist())}
     decisive = deviation = value = None
-    for p, y in sorted(zip(xs, ys), reverse=True):
+    lower = upper = ""
+    for point in used.sort_values("log2_sigma", ascending=False).itertuples():
+        p, y = int(point.log2_sigma), float(point.normalized)
         gap = y - (at_fit - 2 * (p - fit))
         if not abs(gap) < TOLERANCE_LOG2:
             decisive, deviation, value = p, gap, y
+            lower, upper = point.normalized_lower_text, point.normalized_upper_text
             break
     return dict(onset=onset, decisive=decisive, deviation=math.nan if deviation is None else deviation,
-                value=math.nan if value is None else value, min_digits=int(used["certified_digits"].min()),
+                value=math.nan if value is None else value, value_lower=lower, value_upper=upper,
+                min_digits=int(used["certified_digits"].min()), guarantee=weakest_guarantee(used["guarantee"]),
                 deviations=deviations)
+
+
+def weakest_guarantee(guarantees) -> str:
+    """The weakest of some guarantees (rigorous > heuristic > none > anything else, e.g. ``unknown``)."""
+    rank = {g: i for i, g in enumerate(GUARANTEE_ORDER)}
+    return max(guarantees, key=lambda g: rank.get(g, len(rank)))
 
 
 def onsets(curves: pd.DataFrame, data: dict[str, StudyData]) -> pd.DataFrame:
     """σ*₀ per (data set, measure, k) under the three protocols, with the deciding evidence.
 
     Columns: ``dataset, measure, k`` then, per protocol P in ``paper, naive, extended``: ``P`` (σ*₀),
-    ``P_decisive, P_deviation, P_value`` (see :func:`onset_detail`) and ``P_digits``.
+    ``P_decisive, P_deviation, P_value, P_value_lower, P_value_upper`` (see :func:`onset_detail`),
+    ``P_digits`` and ``P_guarantee``.
     """
     rows = []
     for (name, measure, k), _ in curves.groupby(["dataset", "measure", "k"], dropna=False, sort=False):
@@ -161,7 +175,10 @@ def onsets(curves: pd.DataFrame, data: dict[str, StudyData]) -> pd.DataFrame:
             detail = onset_detail(source, points, fit)
             row.update({protocol: detail["onset"], f"{protocol}_decisive": detail["decisive"],
                         f"{protocol}_deviation": detail["deviation"], f"{protocol}_value": detail["value"],
-                        f"{protocol}_digits": detail["min_digits"], f"{protocol}_deviations": detail["deviations"]})
+                        f"{protocol}_value_lower": detail["value_lower"],
+                        f"{protocol}_value_upper": detail["value_upper"],
+                        f"{protocol}_digits": detail["min_digits"], f"{protocol}_guarantee": detail["guarantee"],
+                        f"{protocol}_deviations": detail["deviations"]})
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -261,7 +278,8 @@ def _paper_point_text(row) -> str:
     naive = (row.get("naive_deviations", {}) or {}).get(p)
     naive_text = f"float64-naive gives {naive[0]:+.3f} there too" if naive is not None else "no float64-naive point"
     return (f"not reproduced: the printed onset {_onset_text(row['paper'])} needs log2 σ = {p} outside the ±0.25 band, "
-            f"but the certified deviation there is {deviation:+.3f} (≥ {digits} certified digits) and {naive_text}, so "
+            f"but the certified deviation there is {deviation:+.3f} ({_digits_text(digits, row['paper_guarantee'])}) "
+            f"and {naive_text}, so "
             "no float64 rounding explains it; the cause lies outside the arithmetic (data version or protocol detail)")
 
 
@@ -272,8 +290,13 @@ def _decisive_text(row) -> str:
                                         ("float64-naive", naive, row["naive_deviation"], None)):
         if p is not None and not pd.isna(p):
             text.append(f"{label} leaves the ±0.25 band at log2 σ = {int(p)} ({deviation:+.3f}"
-                        + (f", ≥ {int(digits)} certified digits)" if digits is not None else ")"))
+                        + (f", {_digits_text(int(digits), row['paper_guarantee'])})" if digits is not None else ")"))
     return " (" + "; ".join(text) + ")" if text else ""
+
+
+def _digits_text(digits: int, guarantee: str) -> str:
+    """The digits behind an onset's evidence and the weakest guarantee of the curve's points."""
+    return f"≥ {digits} certified digits, {guarantee}"
 
 
 def _onset_text(onset: float) -> str:
@@ -288,9 +311,10 @@ def onset_text(onset: float) -> str:
 
 
 def at_sigma(curves: pd.DataFrame, log2_sigma: int, *, naive: bool = False) -> pd.DataFrame:
-    """Normalized log2 measures at one σ (certified or naive): rows ``dataset, measure, k, rho, normalized``."""
+    """Normalized log2 measures at one σ (certified or naive): rows ``dataset, measure, k, rho, normalized,
+    certified_digits, guarantee``."""
     rows = curves[(curves["log2_sigma"] == log2_sigma) & ((curves["requested_backend"] == NAIVE_BACKEND) == naive)]
-    return rows[["dataset", "measure", "k", "rho", "normalized", "certified_digits"]].reset_index(drop=True)
+    return rows[["dataset", "measure", "k", "rho", "normalized", "certified_digits", "guarantee"]].reset_index(drop=True)
 
 
 def _fit_row(quantity, frame, column, paper_values, **extra) -> dict:

@@ -2,7 +2,11 @@
 
 A curve is a set of independent points (σ, measure, k), each computed by
 :func:`precise_kpca.measures.measure`, stored in the results store as it completes, and read back from it
-(so a rerun, or an interrupted sweep, computes only the missing points).
+(so a rerun, or an interrupted sweep, computes only the missing points and those whose stored guarantee falls
+short of the request, see :meth:`ResultsStore.existing`).
+
+Each row carries the point's guarantee as data: ``guarantee``, ``route``, ``reason`` and the interval behind the
+value as exact decimal text (:func:`exact_text`), so a CSV or Parquet reader gets the rigorous ends back exactly.
 """
 from __future__ import annotations
 
@@ -17,19 +21,22 @@ import pandas as pd
 
 from ..validation import check_data
 from .executors import get_executor
-from .store import NO_K, PointKey, ResultsStore
+from .store import NAIVE_BACKEND, NO_K, PointKey, ResultsStore
 
 DEFAULT_MEASURES = ("metric", "eigenvalue", "eigenprojection")
 RANKED_MEASURES = ("eigenprojection", "pc")
 """Measures that take the rank parameter k (the others get one point per σ, with k missing)."""
-NAIVE_BACKEND = "float64-naive"
 NAIVE_DIGITS = 0
 """Requested digits stored for float64-naive points: they certify nothing, whatever ``digits`` says."""
 
 COLUMNS = [
-    "log2_sigma", "sigma", "measure", "k", "value", "normalized", "certified_digits", "backend", "dps", "seconds",
-    "value_text", "normalized_text", "requested_backend", "digits", "method",
+    "log2_sigma", "sigma", "measure", "k", "value", "normalized", "certified_digits", "guarantee", "backend", "dps",
+    "seconds", "value_text", "normalized_text", "lower_text", "upper_text", "normalized_lower_text",
+    "normalized_upper_text", "requested_backend", "digits", "route", "reason", "method",
 ]
+GUARANTEE_ORDER = ("rigorous", "heuristic", "none")
+"""The guarantees of :class:`precise_kpca.measures.Measurement`, strongest first (the store adds ``"unknown"``
+for points stored before guarantees were recorded)."""
 
 
 @dataclass(frozen=True)
@@ -45,19 +52,25 @@ class PointTask:
 
 
 def exact_text(value) -> str:
-    """Decimal text of a float or mpmath mpf that gives back the same number when read at its precision.
+    """Decimal text of a float or mpmath mpf from which the number is read back exactly.
 
-    Floats: ``repr`` (shortest round trip). mpf: ⌈bits·log10 2⌉ + 2 significant digits for a ``bits``-bit
-    mantissa, so reading the text at that precision (or rounding it to that many bits) is exact, at any
-    exponent.
+    Floats: ``repr`` (shortest text that reads back as the same float). mpf: the exact decimal expansion
+    (a dyadic m·2^e is m·5^−e·10^e, a finite decimal), in scientific notation, so reading it at any precision of
+    at least the mantissa's bits, or as a ``fractions.Fraction``, gives exactly the number: the ends of a rigorous
+    interval do not move when read back. NaN and infinities are ``nan``, ``+inf``, ``-inf``.
     """
     mpf_tuple = getattr(value, "_mpf_", None)
     if mpf_tuple is None:
         return repr(float(value))
-    from mpmath import libmp
+    sign, man, exp, _ = mpf_tuple
+    if not man:
+        from mpmath import libmp
 
-    bits = max(int(mpf_tuple[3]), 1)
-    return libmp.to_str(mpf_tuple, math.ceil(bits * math.log10(2)) + 2)
+        return libmp.to_str(mpf_tuple, 1)  # zero, NaN and the infinities
+    digits = str(int(man) << exp if exp >= 0 else int(man) * 5**-exp)
+    stripped = digits.rstrip("0")
+    power = min(exp, 0) + len(digits) - 1  # the value is int(digits)·10^min(exp, 0)
+    return f"{'-' if sign else ''}{stripped[0]}.{stripped[1:] or '0'}e{power:+d}"
 
 
 def to_float(value) -> float:
@@ -99,7 +112,59 @@ def compute_point(X: np.ndarray, task: PointTask) -> dict:
         "dps": int(m.dps),
         "method": str(m.method),
         "seconds": float(m.seconds),
+        "lower_text": _end_text(m.lower),
+        "upper_text": _end_text(m.upper),
+        "normalized_lower_text": _end_text(m.normalized_lower),
+        "normalized_upper_text": _end_text(m.normalized_upper),
+        "guarantee": str(m.guarantee),
+        "route": "" if m.route is None else str(m.route),
+        "reason": str(m.reason),
     }
+
+
+def _end_text(end) -> str:
+    return "" if end is None else exact_text(end)
+
+
+def undetermined(frame: pd.DataFrame) -> pd.Series:
+    """Rows whose value is NaN: it depends on an arbitrary choice (``reason`` says which), as
+    :attr:`precise_kpca.measures.Measurement.determined` says."""
+    return frame["value_text"] == "nan"
+
+
+@dataclass(frozen=True)
+class GuaranteeSummary:
+    """How many points carry each guarantee, and the fewest certified digits among the rigorous ones.
+
+    Attributes
+    ----------
+    counts : dict of str to int
+        Points per guarantee: every one of :data:`GUARANTEE_ORDER`, then any other found (``unknown``).
+    fewest_rigorous_digits : int or None
+        None when no point is rigorous.
+    """
+
+    counts: dict
+    fewest_rigorous_digits: int | None
+
+    @property
+    def points(self) -> int:
+        return sum(self.counts.values())
+
+    def __str__(self) -> str:
+        parts = [f"{n} {g}" for g, n in self.counts.items()]
+        if self.fewest_rigorous_digits is not None:
+            parts[0] += f" (fewest certified digits {self.fewest_rigorous_digits})"
+        return ", ".join(parts)
+
+
+def guarantee_summary(frame: pd.DataFrame) -> GuaranteeSummary:
+    """:class:`GuaranteeSummary` of the rows of a curve frame (its ``guarantee`` and ``certified_digits``)."""
+    found = frame["guarantee"].value_counts()
+    counts = {g: int(found.get(g, 0)) for g in GUARANTEE_ORDER}
+    counts.update({g: int(n) for g, n in found.items() if g not in counts})
+    rigorous = frame.loc[frame["guarantee"] == "rigorous", "certified_digits"]
+    return GuaranteeSummary(counts, int(rigorous.min()) if len(rigorous) else None)
 
 
 def _check_exponents(log2_sigmas) -> list[int]:
@@ -216,12 +281,16 @@ def convergence_curve(
     Returns
     -------
     pandas.DataFrame
-        One row per point, ordered by requested backend (certified first), measure, k, log2_sigma; columns ``log2_sigma, sigma,
-        measure, k, value, normalized, certified_digits, backend, dps, seconds`` and ``value_text,
-        normalized_text`` (exact decimal text; ``value``/``normalized`` are NaN where outside the float64
-        range), ``requested_backend, digits, method``. ``sigma`` is the exact σ as text (``"1/16"``); ``k`` is
-        missing for measures without a rank; overlay rows have ``requested_backend == "float64-naive"``.
-        ``frame.attrs`` holds ``computed`` and ``reused`` (points taken from the store) counts.
+        One row per point, ordered by requested backend (certified first), measure, k, log2_sigma; the columns
+        of :data:`COLUMNS`: ``log2_sigma, sigma, measure, k, value, normalized, certified_digits, guarantee,
+        backend, dps, seconds``; ``value_text, normalized_text`` and the interval ends ``lower_text,
+        upper_text, normalized_lower_text, normalized_upper_text`` (exact decimal text, :func:`exact_text`;
+        ``""`` where the measurement has no such end; ``value``/``normalized`` are NaN where outside the float64
+        range); ``requested_backend, digits, route, reason, method``. ``guarantee`` is ``rigorous``,
+        ``heuristic`` or ``none`` (``unknown`` for points stored before guarantees were recorded); ``sigma``
+        is the exact σ as text (``"1/16"``); ``k`` is missing for measures without a rank; overlay rows have
+        ``requested_backend == "float64-naive"``. ``frame.attrs`` holds ``computed`` and ``reused`` (points
+        taken from the store) counts.
 
     Raises
     ------

@@ -6,6 +6,12 @@ whole rows, and a rerun finds them and computes only what is missing. A ``runs``
 time and the sum of its points' own times (updated as points land, so a killed sweep keeps what it did): the
 serial and parallel cost of a study built over several resumed sweeps.
 
+Each point records its guarantee (``rigorous``, ``heuristic``, ``none``; see
+:class:`precise_kpca.measures.Measurement`), its route, the reason it falls short, and the interval behind its
+value as exact decimal text. A stored point is reused only when its guarantee is what the request needs
+(:func:`reusable`). Stores written before guarantees were recorded gain the columns when opened; their rows
+read ``guarantee = 'unknown'`` and are never reused for a certified request, so a rerun replaces them.
+
 Location: the ``path`` argument, else ``$PRECISE_KPCA_STORE``, else
 ``platformdirs.user_cache_dir("precise_kpca")/results.sqlite``. ``":memory:"`` keeps nothing on disk.
 """
@@ -24,6 +30,25 @@ import pandas as pd
 ENV_VAR = "PRECISE_KPCA_STORE"
 NO_K = 0
 """Stored ``k`` for measures without a rank parameter (metric, eigenvalue, cka); shown as missing in frames."""
+NAIVE_BACKEND = "float64-naive"
+"""The paper's float64 computation: its points certify nothing, so any stored one answers its request."""
+AGREEMENT_BACKENDS = ("float64", "mp")
+"""Explicit backends of :func:`precise_kpca.measures.measure`: their digits come from the agreement of two
+evaluations, so a request for one asks for heuristic digits."""
+UNKNOWN_GUARANTEE = "unknown"
+"""``guarantee`` of the rows of a store written before guarantees were recorded."""
+
+GUARANTEE_COLUMNS = (
+    ("lower_text", "TEXT NOT NULL DEFAULT ''"),
+    ("upper_text", "TEXT NOT NULL DEFAULT ''"),
+    ("normalized_lower_text", "TEXT NOT NULL DEFAULT ''"),
+    ("normalized_upper_text", "TEXT NOT NULL DEFAULT ''"),
+    ("guarantee", f"TEXT NOT NULL DEFAULT '{UNKNOWN_GUARANTEE}'"),
+    ("route", "TEXT NOT NULL DEFAULT ''"),
+    ("reason", "TEXT NOT NULL DEFAULT ''"),
+)
+"""Columns of ``points`` added with guarantees, and their definitions, added on opening wherever missing
+(``ALTER TABLE ... ADD COLUMN``; the defaults are what rows stored before them read)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS data (
@@ -62,12 +87,14 @@ CREATE TABLE IF NOT EXISTS runs (
     wall_seconds REAL NOT NULL
 );
 """
+# The points table is created as first defined and brought to the current schema by the same step that
+# upgrades an old store (ResultsStore._add_guarantee_columns): one path, taken by every store.
 
 KEY_COLUMNS = ("data_hash", "measure", "k", "sigma", "requested_backend", "digits")
 POINT_COLUMNS = KEY_COLUMNS + (
     "log2_sigma", "value", "value_text", "normalized", "normalized_text", "certified_digits", "backend", "dps",
     "method", "seconds", "created",
-)
+) + tuple(name for name, _ in GUARANTEE_COLUMNS)
 
 
 def default_path() -> Path:
@@ -100,6 +127,23 @@ class PointKey:
     digits: int
 
 
+def reusable(key: PointKey, guarantee: str, certified_digits: int, *, retry_uncertified: bool = False) -> bool:
+    """Whether a stored point with this guarantee and these certified digits answers the request ``key``.
+
+    * ``float64-naive`` requests: always (they certify nothing, whatever is stored);
+    * any other request: a ``rigorous`` point that certified ``key.digits`` — or, where the request asks for
+      heuristic digits (an explicit backend of :data:`AGREEMENT_BACKENDS`) and ``retry_uncertified`` is off, a
+      ``heuristic`` one that did. Points short of the request, undetermined (``none``) or of unknown guarantee are
+      recomputed; ``retry_uncertified`` also recomputes every point that is not rigorous.
+    """
+    if key.requested_backend == NAIVE_BACKEND:
+        return True
+    accepted = {"rigorous"}
+    if key.requested_backend in AGREEMENT_BACKENDS and not retry_uncertified:
+        accepted.add("heuristic")
+    return guarantee in accepted and certified_digits >= key.digits
+
+
 class ResultsStore:
     """SQLite database of curve points.
 
@@ -118,8 +162,22 @@ class ResultsStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
+            self._add_guarantee_columns()
         except sqlite3.DatabaseError as exc:
             raise ValueError(f"cannot open results store {str(self.path)!r}: {exc}") from exc
+
+    def _add_guarantee_columns(self) -> None:
+        """Bring a store written before guarantees were recorded to the current schema."""
+        if not self._missing_columns():
+            return
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            for name, definition in self._missing_columns():  # again, under the lock: another process may have
+                self._db.execute(f"ALTER TABLE points ADD COLUMN {name} {definition}")  # added them meanwhile
+
+    def _missing_columns(self) -> list[tuple[str, str]]:
+        present = {row[1] for row in self._db.execute("PRAGMA table_info(points)")}
+        return [(name, definition) for name, definition in GUARANTEE_COLUMNS if name not in present]
 
     def close(self) -> None:
         self._db.close()
@@ -141,22 +199,21 @@ class ResultsStore:
             self._db.execute("INSERT OR REPLACE INTO data VALUES (?, ?, ?, ?)", (key, name, *X.shape))
         return key
 
-    def existing(self, keys, *, certified_only: bool = False, uncertified_backends=()) -> set[PointKey]:
-        """The subset of ``keys`` already stored.
+    def existing(self, keys, *, retry_uncertified: bool = False) -> set[PointKey]:
+        """The subset of ``keys`` stored with a guarantee that answers the request (:func:`reusable`).
 
-        With ``certified_only``, a point counts only if it certified the digits its key requested (points of
-        ``uncertified_backends``, which never certify, always count): rerunning then retries the failures.
+        Parameters
+        ----------
+        keys : iterable of PointKey
+        retry_uncertified : bool
+            Also treat stored heuristic points as missing where the request would accept them.
         """
         found = set()
-        query = ("SELECT 1 FROM points WHERE data_hash=? AND measure=? AND k=? AND sigma=? AND requested_backend=? "
-                 "AND digits=?")
+        query = ("SELECT guarantee, certified_digits FROM points WHERE data_hash=? AND measure=? AND k=? AND sigma=? "
+                 "AND requested_backend=? AND digits=?")
         for key in keys:
-            if certified_only and key.requested_backend not in uncertified_backends:
-                row = self._db.execute(query + " AND certified_digits >= digits", tuple(key.__dict__.values()))
-            else:
-                row = self._db.execute(query, tuple(key.__dict__.values()))
-            row = row.fetchone()
-            if row:
+            row = self._db.execute(query, tuple(key.__dict__.values())).fetchone()
+            if row and reusable(key, row[0], row[1], retry_uncertified=retry_uncertified):
                 found.add(key)
         return found
 
@@ -168,7 +225,8 @@ class ResultsStore:
         key : PointKey
         record : dict
             ``log2_sigma, value, value_text, normalized, normalized_text, certified_digits, backend, dps,
-            method, seconds``.
+            method, seconds, lower_text, upper_text, normalized_lower_text, normalized_upper_text, guarantee,
+            route, reason`` (as :func:`precise_kpca.studies.curves.compute_point` returns them).
         """
         row = dict(key.__dict__, **record, created=time.time())
         placeholders = ", ".join("?" for _ in POINT_COLUMNS)
