@@ -149,7 +149,7 @@ class _LinearView:
 def _approximation(lin: LinearEnclosure, E: np.ndarray) -> PerturbedSpectrum:
     view = _LinearView(lin)
     try:
-        ps = PerturbedSpectrum(view, E, Float64Backend(), view.rank)
+        ps = PerturbedSpectrum(view, E, Float64Backend(), view.rank, rest=False)
     except ArithmeticError as exc:
         raise RouteUnavailable(f"the structured expansion did not settle: {exc}") from exc
     if not ps.applicable:

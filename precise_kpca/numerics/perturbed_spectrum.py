@@ -63,6 +63,8 @@ class PerturbedSpectrum:
         Arithmetic of E and of every E-sized quantity computed here.
     k : int
         Number of top eigenvectors wanted (those inside the top block are computed).
+    rest : bool
+        Compute ``rest_values`` (False: None, for callers that bound the rest block themselves).
 
     Attributes
     ----------
@@ -86,7 +88,7 @@ class PerturbedSpectrum:
         (‖E‖_F + λ_{t+1})/λ_t ≥ ‖S₀‖/μ: the resolvent series' contraction (see :meth:`series_terms`).
     """
 
-    def __init__(self, linear: LinearSpectrum, E: np.ndarray, backend: Backend, k: int):
+    def __init__(self, linear: LinearSpectrum, E: np.ndarray, backend: Backend, k: int, rest: bool = True):
         b = self.backend = backend
         self.linear = linear
         lb = linear.backend
@@ -135,6 +137,9 @@ class PerturbedSpectrum:
         z = self._null_component(deltas[:k], xs[:, :k])
         self.coords = [(xs[:, i].copy(), z[:, i].copy()) for i in range(k)]
         # S(ν) acts on n − t − 1 dimensions; A's eigenvalues beyond (rank ≤ n − 1) are exact zeros
+        if not rest:  # the caller bounds the rest block itself (the structured enclosure does)
+            self.rest_values = None
+            return
         self.rest_values = self._rest_values(min(r - t + 1, self.n - t - 1))
         if self.rest_values and not self.rest_values[0] < self.lam[-1] + self.shifts[-1]:
             self.applicable = False  # a rest-block eigenvalue overtook λ_t: Eq. 18's pairing changes
