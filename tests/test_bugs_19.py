@@ -71,3 +71,106 @@ def test_measure_on_n_le_d_plus_one_encloses_the_reference(name, k, p):
     want = _CHECK.mpf(reference(X, name, f"2**{p}", k=k).value)
     assert m.certified_digits >= 10
     assert _CHECK.mpf(m.lower) <= want <= _CHECK.mpf(m.upper)
+
+
+# --- b. k beyond the rank ------------------------------------------------------------------------------------
+
+class _Bounded(list):
+    """A spectrum that fails the test, instead of hanging it, once read 10⁴ times (a 4-element grouping needs
+    a few dozen reads)."""
+
+    reads = 0
+
+    def __getitem__(self, i):
+        self.reads += 1
+        if self.reads > 10_000:
+            raise AssertionError("linear_groups does not terminate")
+        return super().__getitem__(i)
+
+
+@pytest.mark.parametrize("values, k", [
+    ([3.0, 2.0, 0.0, 0.0], 4),  # k beyond the rank: 0/0 is NaN in numpy and the loop never advanced
+    ([3.0, float("nan")], 2),
+    ([3.0, -1.0], 2),
+])
+def test_linear_groups_refuses_zero_nan_or_negative_eigenvalues(values, k):
+    first = next(i for i, v in enumerate(values) if not v > 0)
+    with pytest.raises(ValueError, match=rf"linear eigenvalue {first} of the top k={k}"):
+        precise_kpca.measures.spectral.linear_groups(_Bounded(np.array(values)), k, 1e-6)
+
+
+def test_linear_groups_still_groups_by_relative_gaps():
+    values = _Bounded(np.array([3.0, 3.0 * (1 + 1e-9), 2.0, 1.0, 0.0]))
+    assert precise_kpca.measures.spectral.linear_groups(values, 4, 1e-6) == [(0, 2), (2, 3), (3, 4)]
+    assert values.reads < 100
+
+
+@pytest.fixture
+def bounded_groups(monkeypatch):
+    """linear_groups in every module that calls it, on a bounded spectrum: a regression fails, never hangs."""
+    from precise_kpca.measures import certified, enclosed, spectral
+
+    real = spectral.linear_groups
+
+    def bounded(values, k, tau):
+        return real(_Bounded(list(values)), k, tau)
+
+    for module in (certified, enclosed, spectral, structured):
+        monkeypatch.setattr(module, "linear_groups", bounded)
+
+
+def _dps(backend):
+    return 30 if backend == "mp" else None
+
+
+FULL_RANK = np.random.default_rng(7).normal(size=(8, 3))  # rank 3
+DEFICIENT = np.column_stack([FULL_RANK[:, :2], 2 * FULL_RANK[:, 0]])  # an exact multiple: rank 2
+
+
+@pytest.mark.parametrize("X, rank", [(FULL_RANK, 3), (DEFICIENT, 2)], ids=["full", "deficient"])
+@pytest.mark.parametrize("backend", ["auto", "float64", "mp", "float64-naive"])
+@pytest.mark.parametrize("p", [-2, 10])
+def test_pc_with_k_beyond_the_rank_raises_naming_k_and_the_rank(bounded_groups, X, rank, backend, p):
+    """Before the fix this never returned (linear_groups divided 0/0 on the zero eigenvalues)."""
+    k = rank + 1
+    message = rf"k={k} exceeds the rank {rank} of the centered linear Gram \(N=8, d=3\)"
+    with pytest.raises(ValueError, match=message):
+        precise_kpca.measure(X, "pc", f"2**{p}", k=k, backend=backend, dps=_dps(backend), digits=6)
+
+
+@pytest.mark.parametrize("backend", ["auto", "float64", "mp"])
+@pytest.mark.parametrize("p", [-2, 10])
+def test_eigenprojection_with_k_beyond_the_rank_raises_naming_k_and_the_rank(bounded_groups, backend, p):
+    with pytest.raises(ValueError, match=r"k=3 exceeds the rank 2 of the centered linear Gram"):
+        precise_kpca.measure(DEFICIENT, "eigenprojection", f"2**{p}", k=3, backend=backend, dps=_dps(backend),
+                             digits=6)
+
+
+@pytest.mark.parametrize("p", [-2, 10])
+def test_pc_beyond_the_rank_is_refused_before_an_eigensolver_or_a_second_evaluation(monkeypatch, p):
+    from precise_kpca.measures import certified
+
+    def heavy(*args, **kwargs):
+        raise AssertionError("heavy work started before the rank check")
+
+    monkeypatch.setattr(certified, "_full_eigensystem", heavy)
+    monkeypatch.setattr(certified, "_by_agreement", heavy)
+    with pytest.raises(ValueError, match="k=4 exceeds the rank 3"):
+        precise_kpca.measure(FULL_RANK, "pc", f"2**{p}", k=4)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="the check must run in measures/certified.measure, before any Gram is formed; that "
+                          "module is not this branch's to edit (spectral.require_k_within_rank is the check)")
+@pytest.mark.parametrize("name", ["pc", "eigenprojection"])
+def test_k_beyond_the_rank_is_refused_before_any_gram_is_formed(monkeypatch, name):
+    from precise_kpca.measures import certified
+
+    def heavy(*args, **kwargs):
+        raise AssertionError("a Gram was formed before the rank check")
+
+    structured._perturbed_cached.cache_clear()  # a cached spectrum of FULL_RANK would hide the Gram's formation
+    monkeypatch.setattr(structured, "gaussian_residual", heavy)
+    monkeypatch.setattr(certified.enclosed, "spectrum_enclosure", heavy)
+    with pytest.raises(ValueError, match="k=4 exceeds the rank 3"):
+        precise_kpca.measure(FULL_RANK, name, "2**10", k=4)
