@@ -174,3 +174,62 @@ def test_k_beyond_the_rank_is_refused_before_any_gram_is_formed(monkeypatch, nam
     monkeypatch.setattr(certified.enclosed, "spectrum_enclosure", heavy)
     with pytest.raises(ValueError, match="k=4 exceeds the rank 3"):
         precise_kpca.measure(FULL_RANK, name, "2**10", k=4)
+
+
+# --- c. onsets over undetermined points ---------------------------------------------------------------------
+
+def _on_asymptote(grid, fit=7):
+    """log2 values exactly on the 1/σ² line through 0 at the fit point: every point complies."""
+    return {p: -2.0 * (p - fit) for p in grid}
+
+
+@pytest.mark.parametrize("nan_at, want", [
+    (8, float("nan")),   # the first point scanned: nothing decided yet (before the fix: "256+")
+    (7, float("nan")),   # the fit point: no asymptote
+    (1, float("nan")),   # just below the complying run: the onset could be 2^1 or lower
+    (-4, 2.0**1),        # below the deviating point 2^0: irrelevant
+])
+def test_onset_from_curve_does_not_read_nan_as_deviating(nan_at, want):
+    from precise_kpca.measures.onset import PAPER_FIT_LOG2_SIGMA, PAPER_GRID, onset_from_curve
+
+    values = _on_asymptote(PAPER_GRID)
+    values[0] += 1.0  # 2^0 deviates: the onset is 2^1 when nothing above it is undetermined
+    values[nan_at] = float("nan")
+    got = onset_from_curve(list(values), list(values.values()), PAPER_FIT_LOG2_SIGMA)
+    assert got == want or (np.isnan(got) and np.isnan(want))
+
+
+SQUARE_RINGS = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0], [2.0, 0.0], [0.0, 2.0], [-2.0, 0.0],
+                         [0.0, -2.0]])  # closed under the square's symmetries: λ₁ = λ₂ exactly, at every σ
+
+
+def test_convergence_onset_over_undetermined_points_raises_undetermined():
+    """k = 1 cuts the exact tie λ₁ = λ₂: every point is NaN; before the fix the onset came back inf ("256+")."""
+    from precise_kpca.errors import Undetermined
+    from precise_kpca.measures import convergence_onset
+    from precise_kpca.measures.onset import PAPER_GRID
+
+    assert reference(SQUARE_RINGS, "eigenprojection", "2**7").value is None  # the tie is real
+    with pytest.warns(RuntimeWarning), pytest.raises(Undetermined) as error:
+        convergence_onset(SQUARE_RINGS, "eigenprojection", k=1)
+    assert "sigma = " + ", ".join(f"2**{p}" for p in PAPER_GRID) in str(error.value)
+    assert "not determined" in error.value.proof
+
+
+def test_convergence_onset_ignores_undetermined_points_below_the_deciding_one(monkeypatch):
+    """A point that cannot change the onset (below the largest deviating one) does not make it undetermined."""
+    from precise_kpca.measures import certified, convergence_onset
+    from precise_kpca.measures.measurement import Measurement
+    from precise_kpca.measures.onset import PAPER_GRID
+
+    values = _on_asymptote(PAPER_GRID)
+    values[0] += 1.0
+
+    def fake(X, name, sigma, **options):
+        p = int(sigma.split("**")[1])
+        value = float("nan") if p == -4 else 2.0 ** values[p]
+        return Measurement(measure=name, sigma=Fraction(2) ** p, k=1, value=value, normalized=np.log2(value),
+                           backend="mp", dps=30, method="stand-in", reason="not determined" if p == -4 else "")
+
+    monkeypatch.setattr(certified, "measure", fake)
+    assert convergence_onset(np.zeros((3, 1)), "eigenvalue") == 2.0**1
