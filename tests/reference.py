@@ -15,7 +15,8 @@ Nothing here calls precise_kpca. Every quantity is formed from the paper's defin
   E-sized differences (the eigen measures) twice the requested digits plus 20 guard digits;
 * the measures (paper Eqs. 17–19, Algorithm 1, Theorem 3, 1 − CKA) and their normalizers f(0) (Eq. 16) are
   evaluated as defined. The metric measure uses Eq. 6 distances with the diagonal K_nn = K_mm = 1 exact, so
-  d_G² = 2(1 − e^{−u}) = −2 expm1(−u); 1 − CKA cancels (ρ/σ)⁴ and is formed at 4·|log10 σ| instead.
+  d_G² = 2(1 − e^{−u}) = −2 expm1(−u); 1 − CKA cancels (ρ/σ)⁴ and is formed at 4·|log10 σ| instead. f(0) of
+  1 − CKA is the σ → 0 limit: K_G tends to 1 on pairs of equal rows and 0 elsewhere (I when no row repeats).
 
 It is hand-written on purpose: a reference that shared the library's code (its exact integer forms, its
 eigensolvers, its structured expansions) would agree with the library's bugs.
