@@ -18,6 +18,12 @@ Nothing here calls precise_kpca. Every quantity is formed from the paper's defin
   d_G² = 2(1 − e^{−u}) = −2 expm1(−u); 1 − CKA cancels (ρ/σ)⁴ and is formed at 4·|log10 σ| instead. f(0) of
   1 − CKA is the σ → 0 limit: K_G tends to 1 on pairs of equal rows and 0 elsewhere (I when no row repeats).
 
+Error model: each result carries an absolute error of a few units of 10^−dps in its natural unit (the measures
+are ratios to λ₁ or diam_L, or 1 − a cosine; an eigenvector, and so an angle or a pc, has the unit
+λ₁/gap at the edges that define it). A value smaller than the σ-terms of the precision anticipated — small for
+another reason, e.g. 1 − CKA ≈ 10⁻³⁴ on a rounded equilateral triangle, small by near-symmetry — is
+evaluated once more with the missing digits added (:meth:`_Point.shortfall`), so 2·digits + 20 digits survive.
+
 It is hand-written on purpose: a reference that shared the library's code (its exact integer forms, its
 eigensolvers, its structured expansions) would agree with the library's bugs.
 
@@ -107,15 +113,18 @@ def reference(X, name: str, sigma, *, digits: int = 30, k: int = 1, tau: float =
     if name not in MEASURES:
         raise ValueError(f"unknown measure {name!r}; choose one of {MEASURES}")
     X = np.ascontiguousarray(X, dtype=np.float64)
-    point = _point(X.tobytes(), X.shape, _as_fraction(sigma), digits, 4 if name == "cka" else 2)
-    return point.measure(name, k, tau, aggregate)
+    key = (X.tobytes(), X.shape, _as_fraction(sigma), digits, 4 if name == "cka" else 2)
+    point = _point(*key, 0)
+    result = point.measure(name, k, tau, aggregate)
+    extra = point.shortfall(result, k, tau)
+    return _point(*key, extra).measure(name, k, tau, aggregate) if extra else result
 
 
 def spectra(X, sigma, *, digits: int = 30) -> tuple[list, list]:
     """(μ, λ): all N eigenvalues of A = σ_X² H K_G H and of L, descending, as global-type mpf (λ past the exact
     rank of X_c are exact zeros), at the precision :func:`reference` uses for ``digits``."""
     X = np.ascontiguousarray(X, dtype=np.float64)
-    mu, _, lam, _ = _point(X.tobytes(), X.shape, _as_fraction(sigma), digits, 2).spectra
+    mu, _, lam, _ = _point(X.tobytes(), X.shape, _as_fraction(sigma), digits, 2, 0).spectra
     return [_export(x) for x in mu], [_export(x) for x in lam]
 
 
@@ -181,9 +190,12 @@ def linear_groups(values, k: int, tau) -> list[tuple[int, int]]:
 
 
 class _Point:
-    """Everything at one (X, σ, digits): exact data, the scaled Gram and both eigensystems (computed lazily)."""
+    """Everything at one (X, σ, digits): exact data, the scaled Gram and both eigensystems (computed lazily).
 
-    def __init__(self, X: np.ndarray, sigma: Fraction, digits: int, power: int):
+    ``power`` is the σ-cancellation exponent of the precision (2, or 4 for 1 − CKA); ``extra`` adds digits.
+    """
+
+    def __init__(self, X: np.ndarray, sigma: Fraction, digits: int, power: int, extra: int):
         self.rows = exact_rows(X)
         self.n = len(self.rows)
         self.sq = squared_distances(self.rows)
@@ -193,7 +205,8 @@ class _Point:
         d_x = median_distance(rough, self.sq)
         log10_rho = float(rough.log10(rough.sqrt(_mpf(rough, max(max(r) for r in self.sq))) / d_x))
         ctx = self.ctx = mpmath.MPContext()
-        ctx.dps = self.dps = working_dps(digits, sigma, log10_rho, power)
+        ctx.dps = self.dps = working_dps(digits, sigma, log10_rho, power) + extra
+        self.loss = self.dps - 2 * digits - GUARD_DIGITS  # digits the precision sets aside for cancellation
         self.sigma_x2 = (_mpf(ctx, sigma) * median_distance(ctx, self.sq)) ** 2
         self.L = [[_mpf(ctx, x) for x in row] for row in _linear_gram(self.rows)]
         self.A = self._scaled_gram()
@@ -235,18 +248,39 @@ class _Point:
             return ReferenceValue(name, _export(worst / lam[0]), _export(ctx.one), self.dps)
         if not 1 <= k <= self.rank:
             raise ValueError(f"k={k} exceeds the rank {self.rank} of the centered linear Gram")
+        edges = self._edges(name, k, tau)
+        ties = self._ties(mu, lam, edges)
         if name == "pc":
-            ties = self._ties(mu, lam, range(1, k + 1))
             value = None if ties else max(self._pc_gap(mu[i], V[i], lam[i], W[i]) for i in range(k))
             return ReferenceValue(name, _export(value), _export(ctx.one), self.dps, ties)
         groups = linear_groups(lam, k, ctx.mpf(tau))
-        edges = sorted({e for g in groups for e in g})
-        ties = self._ties(mu, lam, edges)
         identity = [[ctx.one if r == c else ctx.zero for r in range(self.n)] for c in range(k)]
         linear_ties = self._ties(None, lam, edges)
         value = None if ties else _eigen_dist(ctx, V, W, groups, aggregate)
         at_zero = None if linear_ties else _eigen_dist(ctx, identity, W, groups, aggregate)
         return ReferenceValue(name, _export(value), _export(at_zero), self.dps, ties)
+
+    def _edges(self, name, k, tau) -> list:
+        """Where the eigenvectors a measure uses are cut from the rest: Algorithm 1's group edges; pc: 1 … k."""
+        if name == "pc":
+            return list(range(1, k + 1))
+        return sorted({e for g in linear_groups(self.spectra[2], k, self.ctx.mpf(tau)) for e in g})
+
+    def shortfall(self, result: ReferenceValue, k, tau) -> int:
+        """Digits missing for ``result`` (module docstring, error model): log10(unit/|x|) beyond ``self.loss`` for the
+        value and f(0), with unit 1, or top/gap at the measure's edges for eigenprojection and pc."""
+        ctx, unit = self.ctx, self.ctx.one
+        if result.name in ("eigenprojection", "pc"):
+            mu, _, lam, _ = self.spectra
+            tie = ctx.mpf(10) ** (-(self.dps // 2))  # a gap below this is a tie: refused, not resolved
+            for values in (mu, lam):
+                for e in self._edges(result.name, k, tau):
+                    if 0 < e < self.n:
+                        unit = max(unit, abs(values[0]) / max(values[e - 1] - values[e], tie * abs(values[0])))
+        floor = ctx.mpf(10) ** -self.dps
+        missing = [ctx.log10(unit / max(abs(ctx.mpf(x)), floor)) - self.loss
+                   for x in (result.value, result.at_zero) if x is not None]
+        return max([0] + [int(ctx.ceil(m)) for m in missing])
 
     def _ties(self, mu, lam, edges) -> tuple:
         """The edges e (between eigenvalues e − 1 and e) where μ or λ are not separated by 10^(−dps/2)·top."""
@@ -297,8 +331,8 @@ class _Point:
 
 
 @lru_cache(maxsize=8)
-def _point(data: bytes, shape: tuple, sigma: Fraction, digits: int, power: int) -> _Point:
-    return _Point(np.frombuffer(data, dtype=np.float64).reshape(shape), sigma, digits, power)
+def _point(data: bytes, shape: tuple, sigma: Fraction, digits: int, power: int, extra: int) -> _Point:
+    return _Point(np.frombuffer(data, dtype=np.float64).reshape(shape), sigma, digits, power, extra)
 
 
 def _eigen_dist(ctx, V, W, groups, aggregate):

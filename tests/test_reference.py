@@ -190,3 +190,31 @@ def test_a_tie_from_a_symmetry_is_detected_and_a_rounding_near_tie_is_not():
     for name in ("eigenprojection", "pc"):
         value = reference(near, name, "2**5", k=1)
         assert value.determined and not value.ties
+
+
+def test_a_value_small_by_near_symmetry_gets_the_digits_it_cancels():
+    """The rounded equilateral triangle: A and L are proportional up to the rounding of √3/2, so 1 − CKA ≈ 9e−35
+    at σ = 1, far below what σ predicts. The reference at digits=12 must still give 24 digits (before the error
+    model's top-up it gave 13): checked against the direct σ_X² H K_G H formula at 300 digits."""
+    X = np.array([[1.0, 0.0], [-0.5, np.sqrt(3) / 2], [-0.5, -np.sqrt(3) / 2]])
+    ctx = mpmath.MPContext()
+    ctx.dps = 300
+    rows = exact_rows(X)
+    sq = squared_distances(rows)
+    sigma_x2 = median_distance(ctx, sq) ** 2
+    K = [[ctx.exp(-(ctx.mpf(x.numerator) / x.denominator) / (2 * sigma_x2)) for x in row] for row in sq]
+    means = [sum(col) / 3 for col in zip(*rows)]
+    centered = [[ctx.mpf((x - m).numerator) / (x - m).denominator for x, m in zip(row, means)] for row in rows]
+    L = [[ctx.fsum(a * b for a, b in zip(p, q)) for q in centered] for p in centered]
+
+    def center(M):
+        r = [ctx.fsum(row) / 3 for row in M]
+        return [[M[i][j] - r[i] - r[j] + ctx.fsum(r) / 3 for j in range(3)] for i in range(3)]
+
+    def gap(M):
+        inner = lambda P, Q: ctx.fsum(p * q for rp, rq in zip(P, Q) for p, q in zip(rp, rq))  # noqa: E731
+        return 1 - inner(M, L) / ctx.sqrt(inner(M, M) * inner(L, L))
+
+    got = reference(X, "cka", "2**0", digits=12)
+    _agree(got.value, _export(gap(center(K))), digits=24)
+    _agree(got.at_zero, _export(gap(center([[ctx.mpf(int(i == j)) for j in range(3)] for i in range(3)]))), digits=24)
