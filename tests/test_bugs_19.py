@@ -6,6 +6,7 @@ c. convergence_onset on a curve with undetermined points: Undetermined, never a 
 
 Values are checked against the independent reference of tests/reference.py (plain mpmath, exact data).
 """
+import sys
 from fractions import Fraction
 
 import mpmath
@@ -107,16 +108,20 @@ def test_linear_groups_still_groups_by_relative_gaps():
 
 @pytest.fixture
 def bounded_groups(monkeypatch):
-    """linear_groups in every module that calls it, on a bounded spectrum: a regression fails, never hangs."""
-    from precise_kpca.measures import certified, enclosed, spectral
-
-    real = spectral.linear_groups
+    """linear_groups, in every loaded precise_kpca module that binds it, on a bounded spectrum: a regression
+    fails instead of hanging."""
+    real = precise_kpca.measures.spectral.linear_groups
 
     def bounded(values, k, tau):
         return real(_Bounded(list(values)), k, tau)
 
-    for module in (certified, enclosed, spectral, structured):
-        monkeypatch.setattr(module, "linear_groups", bounded)
+    for module in _precise_kpca_modules():
+        if getattr(module, "linear_groups", None) is real:
+            monkeypatch.setattr(module, "linear_groups", bounded)
+
+
+def _precise_kpca_modules():
+    return [m for name, m in list(sys.modules.items()) if name.startswith("precise_kpca") and m is not None]
 
 
 def _dps(backend):
@@ -146,17 +151,20 @@ def test_eigenprojection_with_k_beyond_the_rank_raises_naming_k_and_the_rank(bou
                              digits=6)
 
 
+@pytest.mark.parametrize("backend", BACKENDS, ids=["float64", "mp30"])
 @pytest.mark.parametrize("p", [-2, 10])
-def test_pc_beyond_the_rank_is_refused_before_an_eigensolver_or_a_second_evaluation(monkeypatch, p):
-    from precise_kpca.measures import certified
+def test_the_structured_path_refuses_k_beyond_the_rank_before_any_eigensolver(backend, p):
+    """covers() decides between the structured path and a full eigensolver: it raises for eigenprojection and pc,
+    whether or not the spectrum applies (2⁻² it does not), and lets the eigenvalue measure (no k) through."""
+    ps = structured.perturbed_spectrum(FULL_RANK, Fraction(2) ** p, backend, 4)
+    for name in ("eigenprojection", "pc"):
+        with pytest.raises(ValueError, match=r"k=4 exceeds the rank 3 of the centered linear Gram \(N=8, d=3\)"):
+            structured.covers(ps, name, 4, 1e-6)
+    assert structured.covers(ps, "eigenvalue", 4, 1e-6) == ps.applicable
 
-    def heavy(*args, **kwargs):
-        raise AssertionError("heavy work started before the rank check")
 
-    monkeypatch.setattr(certified, "_full_eigensystem", heavy)
-    monkeypatch.setattr(certified, "_by_agreement", heavy)
-    with pytest.raises(ValueError, match="k=4 exceeds the rank 3"):
-        precise_kpca.measure(FULL_RANK, "pc", f"2**{p}", k=4)
+HEAVY = ("gaussian_residual", "gaussian_gram", "scaled_gaussian_gram_words", "eigensystem", "ResidualSeries",
+         "QuadResidualOperator")  # the N×N Gram builders and the full eigensolver, wherever a module binds them
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError,
@@ -164,72 +172,14 @@ def test_pc_beyond_the_rank_is_refused_before_an_eigensolver_or_a_second_evaluat
                           "module is not this branch's to edit (spectral.require_k_within_rank is the check)")
 @pytest.mark.parametrize("name", ["pc", "eigenprojection"])
 def test_k_beyond_the_rank_is_refused_before_any_gram_is_formed(monkeypatch, name):
-    from precise_kpca.measures import certified
-
     def heavy(*args, **kwargs):
-        raise AssertionError("a Gram was formed before the rank check")
+        raise AssertionError("a Gram or a full eigensystem was formed before the rank check")
 
-    structured._perturbed_cached.cache_clear()  # a cached spectrum of FULL_RANK would hide the Gram's formation
-    monkeypatch.setattr(structured, "gaussian_residual", heavy)
-    monkeypatch.setattr(certified.enclosed, "spectrum_enclosure", heavy)
+    for module in _precise_kpca_modules():
+        for cached in [f for f in vars(module).values() if hasattr(f, "cache_clear")]:
+            cached.cache_clear()  # a cached spectrum of FULL_RANK would hide the Gram's formation
+        for attribute in HEAVY:
+            if hasattr(module, attribute):
+                monkeypatch.setattr(module, attribute, heavy)
     with pytest.raises(ValueError, match="k=4 exceeds the rank 3"):
         precise_kpca.measure(FULL_RANK, name, "2**10", k=4)
-
-
-# --- c. onsets over undetermined points ---------------------------------------------------------------------
-
-def _on_asymptote(grid, fit=7):
-    """log2 values exactly on the 1/σ² line through 0 at the fit point: every point complies."""
-    return {p: -2.0 * (p - fit) for p in grid}
-
-
-@pytest.mark.parametrize("nan_at, want", [
-    (8, float("nan")),   # the first point scanned: nothing decided yet (before the fix: "256+")
-    (7, float("nan")),   # the fit point: no asymptote
-    (1, float("nan")),   # just below the complying run: the onset could be 2^1 or lower
-    (-4, 2.0**1),        # below the deviating point 2^0: irrelevant
-])
-def test_onset_from_curve_does_not_read_nan_as_deviating(nan_at, want):
-    from precise_kpca.measures.onset import PAPER_FIT_LOG2_SIGMA, PAPER_GRID, onset_from_curve
-
-    values = _on_asymptote(PAPER_GRID)
-    values[0] += 1.0  # 2^0 deviates: the onset is 2^1 when nothing above it is undetermined
-    values[nan_at] = float("nan")
-    got = onset_from_curve(list(values), list(values.values()), PAPER_FIT_LOG2_SIGMA)
-    assert got == want or (np.isnan(got) and np.isnan(want))
-
-
-SQUARE_RINGS = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0], [2.0, 0.0], [0.0, 2.0], [-2.0, 0.0],
-                         [0.0, -2.0]])  # closed under the square's symmetries: λ₁ = λ₂ exactly, at every σ
-
-
-def test_convergence_onset_over_undetermined_points_raises_undetermined():
-    """k = 1 cuts the exact tie λ₁ = λ₂: every point is NaN; before the fix the onset came back inf ("256+")."""
-    from precise_kpca.errors import Undetermined
-    from precise_kpca.measures import convergence_onset
-    from precise_kpca.measures.onset import PAPER_GRID
-
-    assert reference(SQUARE_RINGS, "eigenprojection", "2**7").value is None  # the tie is real
-    with pytest.warns(RuntimeWarning), pytest.raises(Undetermined) as error:
-        convergence_onset(SQUARE_RINGS, "eigenprojection", k=1)
-    assert "sigma = " + ", ".join(f"2**{p}" for p in PAPER_GRID) in str(error.value)
-    assert "not determined" in error.value.proof
-
-
-def test_convergence_onset_ignores_undetermined_points_below_the_deciding_one(monkeypatch):
-    """A point that cannot change the onset (below the largest deviating one) does not make it undetermined."""
-    from precise_kpca.measures import certified, convergence_onset
-    from precise_kpca.measures.measurement import Measurement
-    from precise_kpca.measures.onset import PAPER_GRID
-
-    values = _on_asymptote(PAPER_GRID)
-    values[0] += 1.0
-
-    def fake(X, name, sigma, **options):
-        p = int(sigma.split("**")[1])
-        value = float("nan") if p == -4 else 2.0 ** values[p]
-        return Measurement(measure=name, sigma=Fraction(2) ** p, k=1, value=value, normalized=np.log2(value),
-                           backend="mp", dps=30, method="stand-in", reason="not determined" if p == -4 else "")
-
-    monkeypatch.setattr(certified, "measure", fake)
-    assert convergence_onset(np.zeros((3, 1)), "eigenvalue") == 2.0**1
