@@ -78,7 +78,9 @@ class PerturbedSpectrum:
         δ_i = μ_i − λ_i for the top block.
     rest_values : list
         The largest r − t + 1 eigenvalues of the rest block (at most n − t − 1), descending (paired with
-        ``rest_lam`` and a zero).
+        ``rest_lam`` and a zero). Empty when t = n − 1 (N ≤ d + 1 with every linear eigenvalue in the top
+        block): then the rest block is empty and A's last eigenvalue is the exact zero of the centering vector,
+        paired with the linear zero.
     coords : list of (x, z)
         For i < min(k, t): v_i = W x + z (x: t-vector, z: N-vector orthogonal to W); x_i = 1 when i is alone
         in its cluster, else x restricted to the cluster has unit norm.
@@ -273,6 +275,8 @@ class PerturbedSpectrum:
         Λ + F is not). S₀ is applied to every j's basis in one exact product.
         """
         b = self.backend
+        if count == 0:  # t = n − 1: W and 1 span everything, A's only other eigenvalue is the exact zero of 1
+            return []
         if isinstance(b, Float64Backend):
             return [nu for nu, _, _ in self._rest_pairs_float64(count)]
         inverse = self._coupling_inverse(b.scalar(0))
