@@ -41,7 +41,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..errors import InsufficientPrecision, RouteUnavailable, Undetermined
+from ..errors import InsufficientPrecision, NoConvergence, RouteUnavailable, Undetermined
 from . import results
 from .measurement import Measurement, Route
 
@@ -197,7 +197,7 @@ def run(X: np.ndarray, the_plan: Plan, *, tau: float = 1e-6, aggregate: str = "m
         except Undetermined as exc:
             return results.undetermined(name, sigma, k, reason=f"not determined: {exc}", start=start, digits=digits,
                                         route=step.route)
-        except (RouteUnavailable, InsufficientPrecision) as exc:
+        except (RouteUnavailable, InsufficientPrecision, NoConvergence) as exc:
             notes.append(f"{step.engine}: {exc}")
             continue
         if m.guarantee == "heuristic" or not m.short:

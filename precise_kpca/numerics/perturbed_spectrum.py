@@ -36,6 +36,7 @@ import scipy.linalg
 import scipy.sparse.linalg
 
 from ..backends import Backend, Float64Backend
+from ..errors import NoConvergence
 from .linear_spectrum import LinearSpectrum
 
 # ‖E‖_F (plus λ_{t+1}) must stay below this fraction of λ_t and ‖E‖_F below it of the top gaps: the Neumann
@@ -250,8 +251,9 @@ class PerturbedSpectrum:
                     a, z = block_of[i]
                     X[:, i] = V[:, offset[i]:offset[i] + z - a].dot(us[i])
                 return deltas, X
-        raise ArithmeticError(f"eigenvalues {moving}: the perturbation fixed point did not settle in "
-                              f"{_MAX_FIXED_POINT_STEPS} steps (‖E‖ close to a linear eigenvalue gap?)")
+        raise NoConvergence(f"eigenvalues {moving}: the perturbation fixed point did not settle in "
+                            f"{_MAX_FIXED_POINT_STEPS} steps", remedy="‖E‖ is close to a linear eigenvalue gap: "
+                            "the structured expansion does not apply at this σ")
 
     # --- the rest block -------------------------------------------------------------------------------
     def _schur_apply(self, V: np.ndarray, coupling_inverse: np.ndarray) -> np.ndarray:
@@ -412,7 +414,8 @@ def _fixed_point(step, start, eps: float, what: str):
         if change <= 4 * eps * abs(new) or change >= last:
             return new
         x, last = new, change
-    raise ArithmeticError(f"{what}: the fixed point did not settle in {_MAX_FIXED_POINT_STEPS} steps")
+    raise NoConvergence(f"{what}: the fixed point did not settle in {_MAX_FIXED_POINT_STEPS} steps",
+                        remedy="the structured expansion does not apply at this σ")
 
 
 def _clusters(lam: list, e_norm: float) -> list[tuple[int, int]]:
