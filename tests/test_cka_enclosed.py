@@ -1,7 +1,7 @@
 """1 − CKA(K_G(σ), K_lin) and f(0) enclosed rigorously (precise_kpca.measures.cka_enclosed).
 
-The reference is independent of the library: exact Fractions from the float64 data, the median distance and
-the centered linear Gram from them, K_G by mpmath.exp in a private context, the centering and the Frobenius
+The reference is independent of the library: exact rationals (python-flint fmpz/fmpq) from the float64 data, the
+median distance and the centered linear Gram from them, K_G by mpmath.exp in a private context, the centering and the Frobenius
 sums of the definition CKA = ⟨HKH, L⟩ / (‖HKH‖ ‖L‖), all at a precision that absorbs their cancellation.
 """
 import dataclasses
@@ -12,8 +12,9 @@ import flint
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from scipy.spatial.distance import pdist
 
 from precise_kpca.datasets import load
 from precise_kpca.errors import RouteUnavailable
@@ -23,12 +24,12 @@ from precise_kpca.measures.measurement import interval_digits
 from precise_kpca.numerics.quad_gram import centered_residual_words
 
 TIGHT_DIGITS = 12
-REF_DIGITS = 50  # the reference's accuracy: _dps leaves at least 60 digits after its cancellations
+REF_DIGITS = 50  # the reference's accuracy (test_reference_holds_its_digits), far beyond the intervals' ~30
 
 
 def _dps(sigma: Fraction) -> int:
-    """60 digits plus the 4·log10 σ that the centering of K_G (2·log10 σ) and 1 − cos (2·log10 σ) cancel,
-    plus 20 for the interval's ~30 digits to be checked against a reference far narrower than it."""
+    """80 digits plus the 4·log10 σ that the centering of K_G (2·log10 σ) and 1 − cos (2·log10 σ) cancel: the
+    REF_DIGITS kept, and 30 for the sums over N² entries and the spread of the distances."""
     log10_sigma = (sigma.numerator.bit_length() - sigma.denominator.bit_length()) * math.log10(2)
     return 80 + 4 * max(0, math.ceil(log10_sigma))
 
@@ -133,11 +134,19 @@ def _assert_encloses(X, sigma, median="full"):
 @settings(max_examples=40, deadline=None)
 @given(X=shaped_data(), log2_sigma=st.integers(-4, 100), median=st.sampled_from(["full", "pairs"]))
 def test_interval_contains_the_definition_and_is_tight(X, log2_sigma, median):
-    if len(np.unique(X, axis=0)) < 3:  # at most two distinct rows: a zero median, tested below
-        return
+    assume(not _zero_median(X, median))  # a zero median distance is refused: tested below
+    assume(len(np.unique(X, axis=0)) > 2)  # two distinct rows: 1 − CKA = 0 exactly, tested below
     result = _assert_encloses(X, Fraction(2) ** log2_sigma, median)
     assert interval_digits(result.lower, result.upper) >= TIGHT_DIGITS
-    assert interval_digits(result.f0_lower, result.f0_upper) >= TIGHT_DIGITS or result.f0_upper == 0
+    assert interval_digits(result.f0_lower, result.f0_upper) >= TIGHT_DIGITS
+
+
+def _zero_median(X, median) -> bool:
+    """Whether the middle entry (the upper one of an even count) of the sorted distances is 0: then d_X = 0."""
+    zero_pairs = int(np.count_nonzero(pdist(X) == 0))  # exact duplicates only: distinct rows are far apart
+    n = len(X)
+    zeros, count = (n + 2 * zero_pairs, n * n) if median == "full" else (zero_pairs, n * (n - 1) // 2)
+    return zeros > count // 2
 
 
 @pytest.mark.parametrize("log2_sigma", [-4, 100])
@@ -155,6 +164,15 @@ def test_f0_of_a_regular_simplex_is_exactly_zero():
     result = cka_interval(np.eye(3), 1)
     assert result.f0_lower == result.f0_upper == 0
     assert _contains(result.lower, result.upper, reference(np.eye(3), Fraction(1))[0])
+
+
+def test_two_distinct_rows_give_an_exact_zero_enclosed_from_zero():
+    """Two distinct rows, repeated: HK_GH and L both span the one centered cluster indicator, so 1 − CKA = 0;
+    the interval starts at 0 exactly and ends δ²-small (p̂ = 0 exactly, p ≤ δ)."""
+    X = np.array([[0.25, -1.0], [0.25, -1.0], [3.0, 0.5], [0.25, -1.0], [3.0, 0.5]])
+    result = cka_interval(X, 1, median="pairs")
+    assert result.lower == 0 < result.upper < 2.0**-160
+    assert _contains(result.lower, result.upper, reference(X, Fraction(1), "pairs")[0])
 
 
 def _perturb_builder(monkeypatch, extra_bound):

@@ -12,7 +12,7 @@ orthogonal to L, a = ‖A‖, c = ⟨A, L⟩ = ‖L‖² + ⟨E, L⟩ and ℓ = 
 
     1 − CKA = sin²/(1 + cos) = p² ℓ / (a (a ℓ + c)),        sin² = p²/a²,  cos = c/(a ℓ)
 
-(A_⊥ = E_⊥ since L ⊥ itself is 0), which subtracts no nearly equal numbers.
+(A_⊥ = E_⊥: L has no part orthogonal to itself), which subtracts no nearly equal numbers.
 
 Proof of the enclosure.
 
@@ -20,11 +20,11 @@ Proof of the enclosure.
    integer N×d matrix with X_c = Z·2^e/N and L = Z Zᵀ·s, s = 2^(2e)/N². Hence ℓ² = ‖ZᵀZ‖²·s² and
    trace(L) = ‖Z‖²·s, with ZᵀZ and ‖Z‖² from exact Ozaki products and exact column dots.
 2. E up to one perturbation. The builder returns float64 words hi + lo with ‖E − (hi + lo)‖ ≤ β (its
-   ``error_bound``). Each row block b of hi + lo is read as one exact fixed-point matrix E_b
-   (:meth:`~precise_kpca.backends.ozaki.FixedMatrix.from_words`) whose entries err by at most ε_b; so E_hp, the
-   stack of the E_b, satisfies ‖E − E_hp‖ ≤ δ := β + √(N Σ_b rows_b ε_b²). Then ⟨E_hp, L⟩ = s·trace(Zᵀ E_hp Z)
-   (exact Ozaki products E_b Z and column dots with Z) and ‖E_hp‖² (exact column dots) are exact rationals, and
-   so are p̂² = ‖E_hp‖² − ⟨E_hp, L⟩²/ℓ² (= ‖E_hp,⊥‖², ≥ 0), â² = ‖L + E_hp‖² = ℓ² + 2⟨E_hp, L⟩ + ‖E_hp‖² and
+   ``error_bound``). In each row block b, hi and lo are read as exact fixed-point matrices H_b, W_b
+   (:meth:`~precise_kpca.backends.ozaki.FixedMatrix.from_float64`) whose entries err by at most ε_b together;
+   so E_hp, the stack of the H_b + W_b, satisfies ‖E − E_hp‖ ≤ δ := β + √(N Σ_b rows_b ε_b²). Then
+   ⟨E_hp, L⟩ = s·trace(Zᵀ E_hp Z) (exact Ozaki products H_b Z, W_b Z and column dots with Z) and
+   ‖E_hp‖² = Σ_b ‖H_b‖² + 2⟨H_b, W_b⟩ + ‖W_b‖² (exact column dots) are exact rationals, and so are p̂² = ‖E_hp‖² − ⟨E_hp, L⟩²/ℓ² (= ‖E_hp,⊥‖², ≥ 0), â² = ‖L + E_hp‖² = ℓ² + 2⟨E_hp, L⟩ + ‖E_hp‖² and
    ĉ = ℓ² + ⟨E_hp, L⟩.
 3. Propagation of ΔE = E − E_hp, ‖ΔE‖ ≤ δ: |c − ĉ| = |⟨ΔE, L⟩| ≤ δ ℓ (Cauchy–Schwarz); |a − â| ≤ δ and
    |p − p̂| ≤ δ (the triangle inequality; E ↦ E_⊥ is an orthogonal projection, a contraction). Moreover p ≥ 0
@@ -63,7 +63,6 @@ from ..numerics.geometry import check_median
 from ..numerics.quad_gram import centered_residual_words
 from ..validation import check_data, parse_sigma
 
-_READ_BITS = 120  # grid bits of a block read below log2 N: the read errs ≤ 2⁻¹²⁰·max|E|, under β's ≥ 2⁻¹⁰⁹
 _BLOCK_ENTRIES = 1 << 20  # entries per row block of E read at once (its digits: ~7 float64 arrays of this size)
 _GUARD_BITS = 64  # ball rounding this far below the width that δ imposes
 _MIN_PREC = 128
@@ -124,7 +123,7 @@ def cka_interval(X, sigma, *, median="full") -> CKAEnclosure:
     median = check_median(median)
     quad = _residual_words(X, exact_sigma, median)
     linear = _LinearPart.from_data(X)
-    residual = _residual_scalars(quad.hi, quad.lo, linear)
+    residual = _residual_scalars(quad.hi, quad.lo, quad.error_bound, linear)
     delta = _delta(quad.error_bound, residual.read_sq, X.shape[0])
     lower, upper = _gap_ends(linear, residual, delta)
     f0_lower, f0_upper = _f0_ends(linear, X.shape[0])
@@ -138,7 +137,7 @@ def _residual_words(X: np.ndarray, sigma: Fraction, median: str):
     except ValueError as exc:
         if not any(refusal in str(exc) for refusal in _REFUSALS):
             raise
-        raise RouteUnavailable(f"no rigorous 1 - CKA at sigma={sigma}: the binary128 builder refuses it ({exc})",
+        raise RouteUnavailable(f"no rigorous 1 - CKA here: the binary128 builder refuses it ({exc})",
                                remedy="a heuristic route (agreement of mp evaluations) is the only one there") from exc
 
 
@@ -181,7 +180,7 @@ class _LinearPart:
 
 @dataclass(frozen=True)
 class _ResidualScalars:
-    """Exact scalars of E_hp (the row blocks of hi + lo read in fixed point).
+    """Exact scalars of E_hp (the row blocks of hi and lo read in fixed point).
 
     Attributes
     ----------
@@ -198,20 +197,40 @@ class _ResidualScalars:
     read_sq: Fraction
 
 
-def _residual_scalars(hi: np.ndarray, lo: np.ndarray, linear: _LinearPart) -> _ResidualScalars:
-    """⟨E_hp, L⟩ = s·trace(Zᵀ E_hp Z) and ‖E_hp‖² exactly, one row block of the words at a time."""
+def _residual_scalars(hi: np.ndarray, lo: np.ndarray, builder_bound: float, linear: _LinearPart) -> _ResidualScalars:
+    """⟨E_hp, L⟩ = s·trace(Zᵀ E_hp Z) and ‖E_hp‖² exactly, one row block of the words at a time.
+
+    Each block's hi and lo are read separately (:meth:`FixedMatrix.from_float64`, each with its own exponent, so
+    lo needs ~53 bits fewer than hi) on one absolute grid 2^g: every entry of hi + lo then errs by at most 2^g,
+    and g is chosen with N·2^g ≤ β/16, so the read adds at most a sixteenth to δ. Only that choice uses float64
+    arithmetic: the bound itself comes from the reads' exact ``error_bound``.
+    """
     n = hi.shape[0]
     rows_per_block = max(1, _BLOCK_ENTRIES // n)
-    bits = _READ_BITS + n.bit_length()
+    grid = _read_grid(builder_bound, n)
     trace = norm_sq = read_sq = Fraction(0)
     for first in range(0, n, rows_per_block):
         rows = np.arange(first, min(n, first + rows_per_block))
-        block = FixedMatrix.from_words([hi[rows], lo[rows]], bits=bits)
+        words = [_read(w[rows], grid) for w in (hi, lo)]
         z_rows = linear.z.T.take_columns(rows).T
-        trace += _dot_sum(z_rows, matmul(block, linear.z))
-        norm_sq += _dot_sum(block, block)
-        read_sq += len(rows) * Fraction(block.error_bound) ** 2
+        for w in words:
+            trace += _dot_sum(z_rows, matmul(w, linear.z))
+        high, low = words
+        norm_sq += _dot_sum(high, high) + 2 * _dot_sum(high, low) + _dot_sum(low, low)
+        read_sq += len(rows) * (Fraction(high.error_bound) + Fraction(low.error_bound)) ** 2
     return _ResidualScalars(trace * linear.scale, norm_sq, read_sq)
+
+
+def _read_grid(builder_bound: float, n: int) -> int:
+    """The g with N·2^g ≤ β/16 < N·2^(g+1)."""
+    return math.frexp(builder_bound / n)[1] - 5
+
+
+def _read(word: np.ndarray, grid: int) -> FixedMatrix:
+    """A float64 block rounded to the grid 2^grid: error ≤ 2^(grid−1) per entry (``error_bound``)."""
+    top = float(np.max(np.abs(word), initial=0.0))
+    bits = max(1, math.frexp(top)[1] + 1 - grid) if top else 1
+    return FixedMatrix.from_float64(word, bits=bits)
 
 
 def _dot_sum(a: FixedMatrix, b: FixedMatrix) -> Fraction:
