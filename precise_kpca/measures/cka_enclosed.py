@@ -24,7 +24,8 @@ Proof of the enclosure.
    (:meth:`~precise_kpca.backends.ozaki.FixedMatrix.from_float64`) whose entries err by at most ε_b together;
    so E_hp, the stack of the H_b + W_b, satisfies ‖E − E_hp‖ ≤ δ := β + √(N Σ_b rows_b ε_b²). Then
    ⟨E_hp, L⟩ = s·trace(Zᵀ E_hp Z) (exact Ozaki products H_b Z, W_b Z and column dots with Z) and
-   ‖E_hp‖² = Σ_b ‖H_b‖² + 2⟨H_b, W_b⟩ + ‖W_b‖² (exact column dots) are exact rationals, and so are p̂² = ‖E_hp‖² − ⟨E_hp, L⟩²/ℓ² (= ‖E_hp,⊥‖², ≥ 0), â² = ‖L + E_hp‖² = ℓ² + 2⟨E_hp, L⟩ + ‖E_hp‖² and
+   ‖E_hp‖² = Σ_b ‖H_b‖² + 2⟨H_b, W_b⟩ + ‖W_b‖² (exact column dots) are exact rationals, and so are
+   p̂² = ‖E_hp‖² − ⟨E_hp, L⟩²/ℓ² (= ‖E_hp,⊥‖², ≥ 0), â² = ‖L + E_hp‖² = ℓ² + 2⟨E_hp, L⟩ + ‖E_hp‖² and
    ĉ = ℓ² + ⟨E_hp, L⟩.
 3. Propagation of ΔE = E − E_hp, ‖ΔE‖ ≤ δ: |c − ĉ| = |⟨ΔE, L⟩| ≤ δ ℓ (Cauchy–Schwarz); |a − â| ≤ δ and
    |p − p̂| ≤ δ (the triangle inequality; E ↦ E_⊥ is an orthogonal projection, a contraction). Moreover p ≥ 0
@@ -39,8 +40,9 @@ Proof of the enclosure.
 
 The balls' precision is chosen from ‖E_hp‖/δ so that their rounding stays ≥ 2⁶⁴ times below the width δ imposes
 (f's relative width is at least 2δ/p ≥ 2δ/‖E_hp‖); the interval's digits are then those of δ/p (≈ 28 on the
-paper's data). Cost: the builder (O(N² d) binary128 work) plus, per row block, one exact product E_b Z and the
-column dots: O(N² d) float64 GEMM work, memory of a few N×N float64 arrays (the builder's words).
+paper's data). Cost: the builder (O(N² d) binary128 work, most of the time) plus, per row block, the exact
+products H_b Z, W_b Z and the column dots: O(N² d) float64 work; memory: the builder's two N×N float64 words
+and about ten block-sized arrays.
 
 Hand-written because no library encloses a kernel alignment: python-flint's arb does the scalar balls, the
 exact matrix products are :mod:`precise_kpca.backends.ozaki`'s; this module is the bookkeeping of the bound.
@@ -51,6 +53,7 @@ import math
 import time
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 import flint
 import mpmath
@@ -63,7 +66,7 @@ from ..numerics.geometry import check_median
 from ..numerics.quad_gram import centered_residual_words
 from ..validation import check_data, parse_sigma
 
-_BLOCK_ENTRIES = 1 << 20  # entries per row block of E read at once (its digits: ~7 float64 arrays of this size)
+_BLOCK_ENTRIES = 1 << 20  # entries per row block of E read at once (its digits: ~10 float64 arrays of this size)
 _GUARD_BITS = 64  # ball rounding this far below the width that δ imposes
 _MIN_PREC = 128
 _F0_PREC = 256  # f(0) is exact data: its ball is as narrow as this precision makes it
@@ -122,7 +125,7 @@ def cka_interval(X, sigma, *, median="full") -> CKAEnclosure:
     exact_sigma = parse_sigma(sigma)
     median = check_median(median)
     quad = _residual_words(X, exact_sigma, median)
-    linear = _LinearPart.from_data(X)
+    linear = _linear_part(X.tobytes(), X.shape)
     residual = _residual_scalars(quad.hi, quad.lo, quad.error_bound, linear)
     delta = _delta(quad.error_bound, residual.read_sq, X.shape[0])
     lower, upper = _gap_ends(linear, residual, delta)
@@ -139,6 +142,12 @@ def _residual_words(X: np.ndarray, sigma: Fraction, median: str):
             raise
         raise RouteUnavailable(f"no rigorous 1 - CKA here: the binary128 builder refuses it ({exc})",
                                remedy="a heuristic route (agreement of mp evaluations) is the only one there") from exc
+
+
+@lru_cache(maxsize=4)
+def _linear_part(data: bytes, shape: tuple) -> "_LinearPart":
+    """The σ-independent linear part, cached per data set (a curve calls every σ on the same X)."""
+    return _LinearPart.from_data(np.frombuffer(data, dtype=np.float64).reshape(shape))
 
 
 @dataclass(frozen=True)
