@@ -213,8 +213,15 @@ def test_an_error_the_bound_does_not_cover_moves_the_interval_off_the_truth(monk
 def test_bandwidth_outside_the_binary128_range_is_a_route_failure():
     X = np.random.default_rng(2).normal(size=(8, 2))
     for sigma in ("2**-9000", "2**9000"):
-        with pytest.raises(RouteUnavailable, match="binary128"):
+        with pytest.raises(RouteUnavailable, match="binary128 range"):
             cka_interval(X, sigma)
+
+
+def test_residual_near_the_float64_limit_is_a_route_failure():
+    """Entries of E near 2^1024: the words are finite but the builder's bound is not, so nothing is enclosed."""
+    X = np.random.default_rng(2).normal(size=(6, 2)) * 5e153
+    with np.errstate(over="ignore", invalid="ignore"), pytest.raises(RouteUnavailable, match="float64 range"):
+        cka_interval(X, 1)
 
 
 @pytest.mark.parametrize("X, kwargs, message", [

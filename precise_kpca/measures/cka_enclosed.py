@@ -72,6 +72,7 @@ _MIN_PREC = 128
 _F0_PREC = 256  # f(0) is exact data: its ball is as narrow as this precision makes it
 # the builder's messages for a bandwidth or a Gram it cannot hold (every other ValueError propagates as is)
 _REFUSALS = ("outside the binary128 range", "exceed the float64 range")
+_REMEDY = "a heuristic route (agreement of mp evaluations) is the only one there"
 
 
 @dataclass(frozen=True)
@@ -134,14 +135,18 @@ def cka_interval(X, sigma, *, median="full") -> CKAEnclosure:
 
 
 def _residual_words(X: np.ndarray, sigma: Fraction, median: str):
-    """E = H G H as binary128 float64 words; the builder's range refusal becomes :class:`RouteUnavailable`."""
+    """E = H G H as binary128 float64 words; what the builder cannot hold becomes :class:`RouteUnavailable`."""
     try:
-        return centered_residual_words(X, sigma, median=median)
+        quad = centered_residual_words(X, sigma, median=median)
     except ValueError as exc:
         if not any(refusal in str(exc) for refusal in _REFUSALS):
             raise
         raise RouteUnavailable(f"no rigorous 1 - CKA here: the binary128 builder refuses it ({exc})",
-                               remedy="a heuristic route (agreement of mp evaluations) is the only one there") from exc
+                               remedy=_REMEDY) from exc
+    if not math.isfinite(quad.error_bound):  # finite words whose bound overflowed (entries near 2^1024)
+        raise RouteUnavailable("no rigorous 1 - CKA here: the binary128 builder's error bound exceeds the float64 "
+                               "range; rescale X", remedy=_REMEDY)
+    return quad
 
 
 @lru_cache(maxsize=4)
