@@ -134,6 +134,12 @@ def cka_interval(X, sigma, *, median="full") -> CKAEnclosure:
     return CKAEnclosure(lower, upper, f0_lower, f0_upper, time.perf_counter() - start)
 
 
+def cka_at_zero_interval(X) -> tuple:
+    """Exact-ended enclosure of f(0), the σ → 0 value of 1 − CKA (see :func:`_f0_ends`), without any Gram."""
+    X = check_data(X)
+    return _f0_ends(_linear_part(X.tobytes(), X.shape), X.shape[0])
+
+
 def _residual_words(X: np.ndarray, sigma: Fraction, median: str):
     """E = H G H as binary128 float64 words; what the builder cannot hold becomes :class:`RouteUnavailable`."""
     try:
@@ -169,12 +175,19 @@ class _LinearPart:
         ‖ZᵀZ‖_F² (an integer; ‖L‖_F² = gram_sq·s²).
     trace : Fraction
         ‖Z‖_F² (an integer; trace(L) = trace·s).
+    zero_inner : int
+        ⟨B, L⟩/s for the σ → 0 limit B of K_G (B_ij = 1 where rows i and j are equal, else 0):
+        Σ over groups g of equal rows of ‖Σ_{i∈g} Z_i‖² (the trace when no row repeats).
+    zero_norm_sq : int
+        ‖H B H‖_F² = Σ n_g² − (2/N) Σ n_g³ + (Σ n_g²)²/N² times N² (an integer; N − 1 times N² with no repeats).
     """
 
     z: FixedMatrix
     scale: Fraction
     gram_sq: Fraction
     trace: Fraction
+    zero_inner: int
+    zero_norm_sq: Fraction
 
     @classmethod
     def from_data(cls, X: np.ndarray) -> "_LinearPart":
@@ -184,7 +197,15 @@ class _LinearPart:
         z = FixedMatrix.from_integers(n * m - m.sum(axis=0)[None, :], 0)
         ints, exp2 = matmul(z.T, z).to_integers()
         gram_sq = sum(int(v) * int(v) for v in ints.ravel()) * Fraction(2) ** (2 * exp2)
-        return cls(z, Fraction(2) ** (2 * exact.exp2) / (n * n), gram_sq, _dot_sum(z, z))
+        _, groups = np.unique(X, axis=0, return_inverse=True)  # rows equal as numbers (exact float64 comparison)
+        groups = groups.ravel()
+        sizes = np.bincount(groups)
+        zi = n * m - m.sum(axis=0)[None, :]
+        zero_inner = sum(sum(int(v) for v in zi[groups == g].sum(axis=0) ** 2) if c > 1 else
+                         sum(int(v) ** 2 for v in zi[groups == g][0]) for g, c in enumerate(sizes))
+        s2, s3 = (sum(int(c) ** p for c in sizes) for p in (2, 3))
+        zero_norm_sq = Fraction(s2) - Fraction(2 * s3, n) + Fraction(s2 * s2, n * n)
+        return cls(z, Fraction(2) ** (2 * exact.exp2) / (n * n), gram_sq, _dot_sum(z, z), zero_inner, zero_norm_sq)
 
     @property
     def norm_sq(self) -> Fraction:
@@ -286,11 +307,14 @@ def _gap(p, a, c, norm_l):
 
 
 def _f0_ends(linear: _LinearPart, n: int) -> tuple:
-    """Ends of f(0) = ((N−1)ℓ² − trace²) / (√(N−1) ℓ (√(N−1) ℓ + trace)) in integer units (s cancels)."""
+    """Ends of f(0) = 1 − CKA(B, L) at the σ → 0 limit B of K_G (see :class:`_LinearPart`):
+    (h ℓ² − b²) / (√h ℓ (√h ℓ + b)) with h = ‖HBH‖², b = ⟨B, L⟩ in integer units (s cancels); with no repeated
+    row h = N − 1 and b = trace(L), the formula of the module docstring."""
     with flint.ctx.workprec(_F0_PREC):
-        scaled = _arb((n - 1) * linear.gram_sq).sqrt()  # √(N−1)·‖ZᵀZ‖
-        numerator = _arb((n - 1) * linear.gram_sq - linear.trace * linear.trace)
-        ball = numerator / (scaled * (scaled + _arb(linear.trace)))
+        h, b = linear.zero_norm_sq, Fraction(linear.zero_inner)
+        scaled = _arb(h * linear.gram_sq).sqrt()  # ‖HBH‖·‖ZᵀZ‖
+        numerator = _arb(h * linear.gram_sq - b * b)
+        ball = numerator / (scaled * (scaled + _arb(b)))
         return _exact_mpf(ball.lower()), _exact_mpf(ball.upper())
 
 
