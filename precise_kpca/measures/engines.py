@@ -43,8 +43,10 @@ def structured_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, s
                          "rigorous enclosure in L's exact frame (structured range)")
 
 
-def binary128_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route):
-    enc = enclosed.spectrum_enclosure(X, sigma, median=median, k_max=max(k, enclosed.SHARED_GROUPS), tau=tau)
+def binary128_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route,
+                        exact_products: bool = True):
+    enc = enclosed.spectrum_enclosure(X, sigma, median=median, k_max=max(k, enclosed.SHARED_GROUPS), tau=tau,
+                                      exact_products=exact_products)
     if name == "eigenvalue":
         lo, hi = results.fraction_ends(*enclosed.eigenvalue_interval(enc, X))
     elif name == "eigenprojection":
@@ -53,6 +55,11 @@ def binary128_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, st
         lo, hi = enclosed.pc_interval(enc, X, k)
     return _eigen_result(X, name, sigma, k, lo, hi, tau, aggregate, start, digits, route,
                          "rigorous enclosure of the float64 eigensystem of the binary128 Gram")
+
+
+def float64_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route):
+    return binary128_enclosure(X, name, sigma, k=k, digits=digits, tau=tau, aggregate=aggregate, median=median,
+                               start=start, route=route, exact_products=False)
 
 
 def frobenius_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route):
@@ -97,6 +104,7 @@ ENGINES = {
     "arb-ball": arb_ball,
     "structured-enclosure": structured_enclosure,
     "binary128-enclosure": binary128_enclosure,
+    "float64-enclosure": float64_enclosure,
     "frobenius-enclosure": frobenius_enclosure,
     "agreement": agreement,
 }

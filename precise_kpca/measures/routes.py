@@ -10,6 +10,8 @@ engine                    measures                                   guarantee  
 ``structured-enclosure``  eigenvalue, eigenprojection, pc            rigorous    a linear top block clear of ‖E‖
 ``binary128-enclosure``   eigenvalue, eigenprojection, pc            rigorous    every σ the binary128 Gram holds;
                                                                                  digits ≈ 26 − log10(‖L‖/‖E‖)
+``float64-enclosure``     eigenvalue, eigenprojection, pc            rigorous    the same Gram; ~16 − 1.5 log10 N −
+                                                                                 log10(‖L‖/‖E‖) digits, O(N³) float64
 ``frobenius-enclosure``   cka                                        rigorous    every σ the binary128 E holds
 ``agreement``             all but metric                             heuristic   only with ``guarantee="heuristic"``
 ========================  =========================================  ==========  ===================================
@@ -27,6 +29,10 @@ Thresholds (the only ones; each with where it was measured):
   bounds' own growth).
 * :data:`STRUCTURED_DIGITS` = 25 — the structured enclosure's ceiling: E in binary128 carries ~30 digits relative to
   ‖E‖ (its rigorous bound, ``quad_gram``), a few of which the Kato–Temple and Davis–Kahan constants use.
+* :data:`FLOAT64_MIN_N` = 600, :data:`FLOAT64_DIGITS` = 16 and :data:`FLOAT64_DIGITS_PER_DECADE` = 1.5 — the
+  ``float64-enclosure`` (a-priori GEMM bounds, widths ~γ_N ‖A‖_F) is tried first from 600 rows, where the exact
+  products of the ``binary128-enclosure`` cost minutes (kc1, N = 2109: 219 s of 437 s on a loaded machine), when its
+  predicted digits 16 − 1.5·log10 N − loss reach the request (random N = 300: widths 2e-13 ‖A‖).
 * :data:`VECTOR_DIGITS` = 12 — digits of eigenvector angles from the structured route's float64 expansion (wine,
   σ = 2²⁰ and 2⁴⁰: 12–13 digits on eigenprojection and pc, 27 on eigenvalue); beyond it the route is tried but
   expected short.
@@ -46,6 +52,9 @@ from . import results
 from .measurement import Measurement, Route
 
 ENCLOSURE_DIGITS = 26
+FLOAT64_MIN_N = 600
+FLOAT64_DIGITS = 16.0
+FLOAT64_DIGITS_PER_DECADE = 1.5
 STRUCTURED_DIGITS = 25
 VECTOR_DIGITS = 12
 EIGEN_MEASURES = ("eigenvalue", "eigenprojection", "pc")
@@ -58,6 +67,9 @@ _ROUTES = {
     "binary128-enclosure": Route("binary128-enclosure",
                                  "Weyl, Kato-Temple, Li-Li, Davis-Kahan on exact residual products of the float64 "
                                  "eigensystem of the binary128 Gram"),
+    "float64-enclosure": Route("float64-enclosure",
+                               "Kahan's cluster theorem, counting and Davis-Kahan on a-priori bounded float64 residuals "
+                               "of the float64 eigensystem of the binary128 Gram; exact Newton-corrected top groups"),
     "frobenius-enclosure": Route("frobenius-enclosure", "exact Frobenius sums and ball arithmetic"),
     "agreement": Route("agreement", "two evaluations at different precisions agree (heuristic)"),
 }
@@ -149,6 +161,12 @@ def plan(X: np.ndarray, name: str, sigma: Fraction, *, k: int = 1, digits: int =
             steps = [structured, binary]
         else:
             steps = [binary, structured]
+        n = X.shape[0]
+        cheap = FLOAT64_DIGITS - FLOAT64_DIGITS_PER_DECADE * math.log10(n) - loss
+        probe["float64_digits"] = cheap
+        if n >= FLOAT64_MIN_N and steps[0] is binary and cheap >= digits:
+            steps.insert(0, Step("float64-enclosure", f"N = {n}: a-priori float64 bounds predicted to give {cheap:.0f} "
+                                                      "digits at three GEMMs instead of tens of exact products"))
     if guarantee == "heuristic" and name != "metric":
         steps.append(Step("agreement", "asked for: two evaluations at different precisions (heuristic)"))
     return Plan(measure=name, sigma=sigma, k=k_field, digits=digits, guarantee=guarantee, steps=tuple(steps),
