@@ -13,19 +13,19 @@ Computation (u = 2⁻¹¹³ is the binary128 unit roundoff, γ_k = ku/(1 − ku)
   exactly (D and X_c do not change under a shift of the columns; it only shortens the integers). Then
   D_ij = ‖m'_i − m'_j‖²·2^(2e) and N²L = C Cᵀ·2^(2e), C = N·M' − 1·ΣM', are exact integer products, row block by
   row block: one float64 GEMM where every partial sum is an integer of magnitude ≤ 2⁵³ (one-hot or count data),
-  else the Ozaki scheme. See :class:`_IntegerProducts` for the read-out into binary128, relative error r ≤
-  u + 2⁻¹⁵⁴ (0 on the float64 route).
-* D̂ = D(1 + δ_D), |δ_D| ≤ r_D: one read of the exact value (was: d differences, squares and sums in binary128).
-* L̂ = (N²L read as D̂ is) / N² in binary128: |L̂ − L| ≤ r_L |L|, r_L = (1 + r)(1 + u) − 1 ≤ 2u + 2⁻¹⁵³, and
-  |L| ≤ |L̂| / (1 − r_L) (was: X_c rounded and L̂ summed in binary128, |L̂ − L| ≤ γ_{d+2} |X_c| |X_c|ᵀ).
+  else the Ozaki scheme. Each exact entry is read into binary128 with relative error r (:class:`_IntegerProducts`):
+  r = 0 on the float64 route, r = u (one rounding) when their a-priori bound is below 2²⁰⁷, else u + 2⁻¹⁸⁰.
+* D̂ = D(1 + δ_D), |δ_D| ≤ r_D = r (was: d differences, squares and sums in binary128, γ_{d+2}).
+* L̂ = (N²L read as D̂ is) / N² in binary128: |L̂ − L| ≤ r_L |L| ≤ r_L |L̂| / (1 − r_L), r_L = (1 + r)(1 + u) − 1
+  (was: X_c rounded and L̂ summed in binary128, |L̂ − L| ≤ γ_{d+2} |X_c| |X_c|ᵀ).
 * û = D̂·ĉ with ĉ = 1/(2σ_X²) rounded once (σ_X² = σ² d_X² from the exact median pair(s) of
   :class:`~precise_kpca.numerics.exact_geometry.ExactEccentricity`, 320-bit intermediate):
-  |δû| ≤ δ_u = (1 + r_D)(1 + 2⁻³⁰⁰)(1 + u)² − 1 (≤ 3u + 2⁻¹⁵⁰; was γ_{d+5}).
+  |δû| ≤ δ_u = (1 + r_D)(1 + 2⁻³⁰⁰)(1 + u)² − 1 ≤ 3u + 2⁻¹⁷⁹ (was γ_{d+5}).
 * Ĝ = (expm1(−û) + û)·ŝ, ŝ = σ_X² rounded once. SLEEF's expm1 errs by ≤ 1 ulp ≤ 2u|expm1(−û)| ≤ 2uû, an
   *absolute* error σ_X²·2uû ≈ u·D that the cancellation in expm1(−û) + û does not shrink. A relative
   perturbation δ of the argument moves φ(v) = e^{−v} − 1 + v by at most 2|δ|φ (since vφ'(v) ≤ 2φ(v)), so
-  |Ĝ − G| ≤ c_G|Ĝ| + c_D D with c_G ≈ 4u + 2δ_u ≤ 10u, c_D ≈ u (exact constants in :func:`_residual_coefficients`; D is
-  taken as fl64(D̂), whose relative error ≤ r_D + 2⁻⁵³ the coefficients' factor 1 + 2⁻⁴⁰ covers).
+  |Ĝ − G| ≤ c_G|Ĝ| + c_D D with c_G ≈ 4u + 2δ_u ≤ 10u (was (2d + 14)u), c_D ≈ u (exact constants in
+  :func:`_residual_coefficients`; D is taken as fl64(D̂), whose relative error r_D + 2⁻⁵³ is covered there).
 * Ĝ is held between the two passes as float64 words G̃ = hi + lo (|G̃ − Ĝ| ≤ 2⁻¹⁰⁶|Ĝ|); its exact row means
   are m_i, computed as m̂_i with |m̂_i − m_i| ≤ γ_N a_i, a_i = Σ_j |G̃_ij| / N (any summation order).
 * Â_ij = ((L̂_ij + G̃_ij) − (m̂_i + m̂_j)) + ĝ (ĝ the computed grand mean): both the row and the column mean
@@ -175,7 +175,7 @@ def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) 
         dist = squares.distances(rows)
         dist_abs = dist.astype(np.float64)  # before _residual_block reuses dist's memory
         g, series = _residual_block(dist, scales.c, scales.s2)
-        held = _to_words(g, hi[rows], lo[rows])
+        held = _to_words(g, hi[rows], lo[rows], held=True)
         sums[rows] = np.add.reduce(held, axis=1)
         g_abs = np.abs(hi[rows])
         abs_means[rows] = g_abs.sum(axis=1) / n
@@ -262,8 +262,7 @@ class _ExactSquares:
 
     def linear(self, rows: slice) -> np.ndarray:
         """L̂ for the rows ``rows``: shape (rows, N), binary128, |L̂ − L| ≤ ``linear_error``·|L|."""
-        n_sq = np.array([float(self._n * self._n)]).astype(_Q)[0]  # exact: N² < 2⁵³
-        return self._linear.block(rows, self._exp2) / n_sq
+        return self._linear.block(rows, self._exp2, self._n * self._n)
 
 
 class _IntegerProducts:
@@ -306,21 +305,22 @@ class _IntegerProducts:
             norms = FixedMatrix.from_integers((f * f).sum(axis=1)[:, None], 0, digit_bits=_READ_BITS)
             self._norms = self._canonical(norms).digits[:, :, 0]
 
-    def block(self, rows: slice, exp2: int) -> np.ndarray:
-        """The entries of the rows ``rows`` times 2^exp2: shape (rows, N), binary128, each within ``error``."""
+    def block(self, rows: slice, exp2: int, divisor: int = 1) -> np.ndarray:
+        """The entries of the rows ``rows`` times 2^exp2 / ``divisor`` (an integer below 2⁵³): shape (rows, N),
+        binary128, each within ``error`` (and one more rounding, u, for a divisor other than 1)."""
         if self._floats is not None:
             f = self._floats
             p = f[rows] @ f.T
             if self._distances:
                 p = (self._norms[rows, None] + self._norms[None, :]) - 2 * p
-            return p.astype(_Q) * _quad_scalar((0, 1, exp2, 1))
+            return _scaled(p.astype(_Q), exp2, divisor)
         product = self._canonical(matmul(_rows(self._f, rows), self._f.T))
         if self._distances:
             sums = (self._norms[:, rows, None] + self._norms[:, None, :]) - 2 * product.digits
             product = FixedMatrix.from_digit_sums(sums, self._exponent, _READ_BITS)
             if product.exponent != self._exponent:
                 raise InternalCheckFailed(f"squared distances exceed their a-priori bound 2^{self._exponent - 1}")
-        return _read_digits(product, exp2)
+        return _read_digits(product, exp2, divisor)
 
     def _canonical(self, a: FixedMatrix) -> FixedMatrix:
         """``a`` (exact integers) as balanced 26-bit digits on the a-priori exponent E: the same in every block."""
@@ -330,15 +330,15 @@ class _IntegerProducts:
         return out
 
 
-def _read_digits(fixed: FixedMatrix, exp2: int) -> np.ndarray:
-    """value·2^exp2 of a fixed-point matrix with balanced digits of ≤ 26 bits, in binary128: shape of ``fixed``.
+def _read_digits(fixed: FixedMatrix, exp2: int, divisor: int) -> np.ndarray:
+    """value·2^exp2/divisor of a fixed-point matrix with balanced digits of ≤ 26 bits, in binary128: shape of ``fixed``.
 
     Each entry is read from at most eight digits: all of them, or the eight from its leading nonzero digit ℓ.
     Pairs d·2^b + d' are integers below 2⁵², exact in float64; two pairs (four digits) below 2^(4b) ≤ 2¹⁰⁴ add
     exactly in binary128, so the entry is one rounding of the sum of the (at most two) halves: error u when every
     digit is read. With more than eight digits, balanced digits give |value| ≥ (½ − 2⁻²⁶)·unit_ℓ and a tail beyond
     the window of magnitude ≤ 2⁻¹⁸³(1 + 2⁻²⁵)·unit_ℓ (b = 26): error ≤ u + 2⁻¹⁸⁰. The scalings by powers of two
-    are exact within binary128's range.
+    are exact within binary128's range; a divisor other than 1 rounds once more.
     """
     b, digits = fixed.digit_bits, fixed.digits
     count = digits.shape[0]
@@ -359,9 +359,16 @@ def _read_digits(fixed: FixedMatrix, exp2: int) -> np.ndarray:
     value = high if pairs <= 2 else high + (q[2] + q[3] if pairs == 4 else q[2])
     last = fixed.exponent - b * count + exp2  # unit of the last digit
     if lead is None:
-        return value * _quad_scalar((0, 1, last, 1))
+        return _scaled(value, last, divisor)
     units = _quad_array([(0, 1, last + b * (count - l - _WINDOW), 1) for l in range(count)])
-    return value * units[lead]
+    return _scaled(value * units[lead], 0, divisor)
+
+
+def _scaled(q: np.ndarray, exp2: int, divisor: int) -> np.ndarray:
+    """q·2^exp2 / divisor in binary128: exact for divisor 1, else one rounding (divisor·2^-exp2 is exact)."""
+    if divisor == 1:
+        return q * _quad_scalar((0, 1, exp2, 1))
+    return q / _quad_scalar(libmp.from_man_exp(divisor, -exp2))
 
 
 def _rows(a: FixedMatrix, rows: slice) -> FixedMatrix:
@@ -435,10 +442,9 @@ def _residual_coefficients(distance_error: float) -> tuple[float, float]:
 
 
 def _linear_coefficient(linear_error: float) -> float:
-    """The factor of |L̂| in the entrywise bound: L̂'s own error r_L|L| plus γ_3 times its share |L̂| ≤ (1 + r_L)|L|
-    of the centering sums' magnitudes, with |L| ≤ |L̂|/(1 − r_L); 1 + 2⁻⁴⁰ covers fl64(|L̂|) and float64 evaluation."""
-    g3 = _gamma(3)
-    return (linear_error + g3 * (1 + linear_error)) / (1 - linear_error) * (1 + 2.0**-40)
+    """The factor of |L̂| in the entrywise bound: L̂'s own error r_L|L| ≤ r_L|L̂|/(1 − r_L), plus γ_3|L̂| for its
+    share of the centering sums' magnitudes; 1 + 2⁻⁴⁰ covers reading |L̂| as fl64 and the float64 evaluation."""
+    return (linear_error / (1 - linear_error) + _gamma(3)) * (1 + 2.0**-40)
 
 
 def _residual_block(dist: np.ndarray, c, s2) -> tuple[np.ndarray, np.ndarray]:
@@ -478,15 +484,15 @@ def _series_terms(u_max: float) -> int:
     return _SERIES_TERMS
 
 
-def _to_words(a: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
-    """Write hi = fl64(a), lo = fl64(a − hi) into the given views; return hi + lo in binary128 (exact).
+def _to_words(a: np.ndarray, hi: np.ndarray, lo: np.ndarray, *, held: bool = False) -> np.ndarray | None:
+    """Write hi = fl64(a), lo = fl64(a − hi) into the given views; with ``held``, return hi + lo in binary128.
 
     a − hi is exact in binary128 (a multiple of ulp(a) below ulp64(a)), and so is hi + lo (113 bits suffice).
     """
     hi[...] = a.astype(np.float64)
     hi_q = hi.astype(_Q)
     lo[...] = (a - hi_q).astype(np.float64)
-    return hi_q + lo.astype(_Q)
+    return hi_q + lo.astype(_Q) if held else None
 
 
 def _quad_scalar(mpf_tuple):
