@@ -12,7 +12,8 @@ from precise_kpca.backends import get_backend
 from precise_kpca.numerics import double_center, gaussian_residual
 from precise_kpca.numerics.linear_spectrum import LinearSpectrum
 from precise_kpca.numerics.exact import ExactData
-from precise_kpca.numerics.quad_gram import _ExactSquares, centered_residual_words, scaled_gaussian_gram_words
+from precise_kpca.numerics.quad_gram import (_SERIES_ERROR, _ExactSquares, _phi_series, centered_residual_words,
+                                             scaled_gaussian_gram_words)
 
 U_QUAD = 2.0**-113
 EPS = np.finfo(np.float64).eps
@@ -286,3 +287,19 @@ def test_the_bound_catches_a_squared_distance_or_gram_read_2_96_off(monkeypatch,
         q = build(X, sigma)
         A, _, ctx = _exact_reference(X, sigma, linear=build is scaled_gaussian_gram_words)
         assert _frobenius_error(q, A, ctx) > q.error_bound, sigma
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 2**52 - 1), st.integers(-400, -2)), min_size=1, max_size=40))
+def test_series_within_its_error_bound_in_every_magnitude_class(values):
+    """φ(u) = e^{-u} - 1 + u by the series, per magnitude class, against mpmath at 400 bits (u < 1/4 exactly)."""
+    u = [Fraction(m, 2**52) * Fraction(2) ** e for m, e in values]
+    q = np.array([float(v) for v in u]).astype(QuadPrecDType("sleef"))  # exact: 53-bit mantissas
+    got = _phi_series(q)
+    ctx = mpmath.MPContext()
+    ctx.prec = 400
+    for v, g in zip(u, got):
+        x = ctx.mpf(v.numerator) / v.denominator
+        with ctx.extraprec(-2 * int(ctx.mag(x)) + 20):
+            exact = ctx.expm1(-x) + x
+        assert abs(ctx.mpf(_fraction(g).numerator) / _fraction(g).denominator - exact) <= _SERIES_ERROR * exact

@@ -453,10 +453,10 @@ def _residual_block(dist: np.ndarray, c, s2) -> tuple[np.ndarray, np.ndarray]:
     Returns Ĝ and the mask of the entries evaluated by the series. D̂ is exactly symmetric, and so is Ĝ.
     """
     u = np.multiply(dist, c, out=dist)
-    diff = np.empty_like(u)
     small = u < _SERIES_QUAD
     if small.all():  # large σ: the series everywhere, no expm1
         return np.multiply(_phi_series(u), s2), small
+    diff = np.empty_like(u)
     with np.errstate(invalid="ignore"):  # SLEEF flags 'invalid' for very negative arguments yet returns −1
         e = np.expm1(np.negative(u, out=diff), out=diff)
     np.add(e, u, out=e)
@@ -467,11 +467,27 @@ def _residual_block(dist: np.ndarray, c, s2) -> tuple[np.ndarray, np.ndarray]:
 
 def _phi_series(u: np.ndarray) -> np.ndarray:
     """φ(u) = e^{−u} − 1 + u = u² Σ_j (−u)^j / (j + 2)! by Horner, for 0 ≤ u < 1/4: no cancellation, so full
-    relative accuracy where expm1(−u) + u would keep only ~113 − log2(1/u) bits."""
+    relative accuracy where expm1(−u) + u would keep only ~113 − log2(1/u) bits.
+
+    Arguments below 2⁻¹⁶, 2⁻⁸ and 2⁻⁴ are summed apart, each class with the fewest terms for its largest
+    argument (:func:`_series_terms`): fewer operations, and fewer roundings than the error bound allows for.
+    """
+    out = np.empty_like(u)
+    todo = np.ones(u.shape, dtype=bool)
+    for top in _SERIES_CLASSES:
+        part = todo & (u < top) if top is not None else todo
+        if part.any():
+            out[part] = _horner(u[part])
+        todo &= ~part
+    return out
+
+
+def _horner(u: np.ndarray) -> np.ndarray:
+    """φ(u) for a 1-d array of 0 ≤ u < 1/4, with the terms :func:`_series_terms` asks for its largest entry."""
     terms = _series_terms(float(np.max(u).astype(np.float64)))
     s = np.full(u.shape, _SERIES_COEFFICIENTS[terms - 1])
     for coefficient in _SERIES_COEFFICIENTS[terms - 2::-1]:
-        s = coefficient - u * s
+        np.subtract(coefficient, np.multiply(u, s, out=s), out=s)
     return (u * u) * s
 
 
@@ -546,3 +562,4 @@ _SERIES_QUAD = _quad_scalar(libmp.from_rational(1, 4, _BITS, libmp.round_nearest
 _SERIES_COEFFICIENTS = [_quad_scalar(libmp.from_rational(1, math.factorial(j + 2), _WIDE_BITS, libmp.round_nearest))
                         for j in range(_SERIES_TERMS)]
 _SERIES_ERROR = 1.2 * _gamma(2 * _SERIES_TERMS + 8)
+_SERIES_CLASSES = [_quad_scalar((0, 1, -k, 1)) for k in (16, 8, 4)] + [None]  # upper ends, the last one 1/4
