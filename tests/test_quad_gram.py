@@ -4,14 +4,14 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
-from numpy_quaddtype import QuadPrecDType
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numpy_quaddtype import QuadPrecDType
 
 from precise_kpca.backends import get_backend
 from precise_kpca.numerics import double_center, gaussian_residual
-from precise_kpca.numerics.linear_spectrum import LinearSpectrum
 from precise_kpca.numerics.exact import ExactData
+from precise_kpca.numerics.linear_spectrum import LinearSpectrum
 from precise_kpca.numerics.quad_gram import (_SERIES_ERROR, _ExactSquares, _phi_series, centered_residual_words,
                                              scaled_gaussian_gram_words)
 
@@ -81,8 +81,9 @@ def test_hi_matches_float64_backend(sigma):
     assert np.all(np.abs(q.lo) <= EPS / 2 * np.abs(q.hi))
 
 
-def test_symmetric_and_independent_of_block_rows():
-    X = _data(n=23, d=5, seed=2)
+@pytest.mark.parametrize("kind", ["normal", "one-hot", "wide"])  # the three reads: digits, float64, window
+def test_symmetric_and_independent_of_block_rows(kind):
+    X = _data(n=23, d=5, seed=2) if kind == "normal" else _kind(kind, 23, seed=2)
     results = [scaled_gaussian_gram_words(X, "2**9", block_rows=b) for b in (1, 4, 23, 100)]
     first = results[0]
     assert np.array_equal(first.hi, first.hi.T) and np.array_equal(first.lo, first.lo.T)
@@ -195,10 +196,11 @@ def test_exact_squares_are_one_rounding_of_the_exact_rationals(kind, n, seed):
     if kind in ("counts", "one-hot"):
         assert squares.distance_error == 0.0
     assert Fraction(squares.linear_error) <= 2 * U * (1 + Fraction(1, 2**51))  # the division by N² adds one
-    # rows read one block at a time give the same binary128 numbers
-    for i in range(n):
-        row = squares.distances(slice(i, i + 1))[0]
-        assert all(_fraction(a) == _fraction(b) for a, b in zip(row, got_d[i]))
+    # exactly symmetric, and rows read one block at a time give the same binary128 numbers
+    for got, read in ((got_d, squares.distances), (got_l, squares.linear)):
+        assert all(_fraction(got[i, j]) == _fraction(got[j, i]) for i in range(n) for j in range(i))
+        for i in range(n):
+            assert all(_fraction(a) == _fraction(b) for a, b in zip(read(slice(i, i + 1))[0], got[i]))
 
 
 def test_exact_squares_read_wide_integers_through_the_window():

@@ -469,22 +469,24 @@ def _phi_series(u: np.ndarray) -> np.ndarray:
     """φ(u) = e^{−u} − 1 + u = u² Σ_j (−u)^j / (j + 2)! by Horner, for 0 ≤ u < 1/4: no cancellation, so full
     relative accuracy where expm1(−u) + u would keep only ~113 − log2(1/u) bits.
 
-    Arguments below 2⁻¹⁶, 2⁻⁸ and 2⁻⁴ are summed apart, each class with the fewest terms for its largest
-    argument (:func:`_series_terms`): fewer operations, and fewer roundings than the error bound allows for.
+    Each magnitude class of u (below 2⁻¹⁴⁰, 2⁻⁶⁴, …, 2⁻⁴, 1/4) is summed with the terms its upper end needs
+    (:func:`_series_terms`): few operations at large σ, and the number of terms, hence the rounded result,
+    depends on the entry alone (not on its row block), so Ĝ stays exactly symmetric.
     """
     out = np.empty_like(u)
     todo = np.ones(u.shape, dtype=bool)
-    for top in _SERIES_CLASSES:
-        part = todo & (u < top) if top is not None else todo
+    for top, terms in _SERIES_CLASSES:
+        part = todo & (u < top)
         if part.any():
-            out[part] = _horner(u[part])
-        todo &= ~part
+            out[part] = _horner(u[part], terms)
+            todo &= ~part
+    if todo.any():
+        raise InternalCheckFailed("the series for phi was asked for an argument of at least 1/4")
     return out
 
 
-def _horner(u: np.ndarray) -> np.ndarray:
-    """φ(u) for a 1-d array of 0 ≤ u < 1/4, with the terms :func:`_series_terms` asks for its largest entry."""
-    terms = _series_terms(float(np.max(u).astype(np.float64)))
+def _horner(u: np.ndarray, terms: int) -> np.ndarray:
+    """u² Σ_{j < terms} (−u)^j / (j + 2)! for a 1-d binary128 array, Horner's scheme in place."""
     s = np.full(u.shape, _SERIES_COEFFICIENTS[terms - 1])
     for coefficient in _SERIES_COEFFICIENTS[terms - 2::-1]:
         np.subtract(coefficient, np.multiply(u, s, out=s), out=s)
@@ -493,7 +495,6 @@ def _horner(u: np.ndarray) -> np.ndarray:
 
 def _series_terms(u_max: float) -> int:
     """Terms T with u_max^T / (T + 2)! below 2⁻¹⁴⁰ (far below one binary128 rounding of the sum ≥ 1/2 · 1/2!)."""
-    u_max = max(u_max * (1 + 2.0**-40), 2.0**-1000)  # the float64 read of û may round down
     for terms in range(1, _SERIES_TERMS + 1):
         if terms * math.log2(u_max) - math.log2(math.factorial(terms + 2)) < -140:
             return terms
@@ -562,4 +563,4 @@ _SERIES_QUAD = _quad_scalar(libmp.from_rational(1, 4, _BITS, libmp.round_nearest
 _SERIES_COEFFICIENTS = [_quad_scalar(libmp.from_rational(1, math.factorial(j + 2), _WIDE_BITS, libmp.round_nearest))
                         for j in range(_SERIES_TERMS)]
 _SERIES_ERROR = 1.2 * _gamma(2 * _SERIES_TERMS + 8)
-_SERIES_CLASSES = [_quad_scalar((0, 1, -k, 1)) for k in (16, 8, 4)] + [None]  # upper ends, the last one 1/4
+_SERIES_CLASSES = [(_quad_scalar((0, 1, -k, 1)), _series_terms(2.0**-k)) for k in (140, 64, 32, 16, 8, 4, 2)]
