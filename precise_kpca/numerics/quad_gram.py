@@ -21,8 +21,10 @@ Computation (u = 2⁻¹¹³ is the binary128 unit roundoff, γ_k = ku/(1 − ku)
 * û = D̂·ĉ with ĉ = 1/(2σ_X²) rounded once (σ_X² = σ² d_X² from the exact median pair(s) of
   :class:`~precise_kpca.numerics.exact_geometry.ExactEccentricity`, 320-bit intermediate):
   |δû| ≤ δ_u = (1 + r_D)(1 + 2⁻³⁰⁰)(1 + u)² − 1 ≤ 3u + 2⁻¹⁷⁹ (was γ_{d+5}).
-* Ĝ = (expm1(−û) + û)·ŝ, ŝ = σ_X² rounded once. SLEEF's expm1 errs by ≤ 1 ulp ≤ 2u|expm1(−û)| ≤ 2uû, an
-  *absolute* error σ_X²·2uû ≈ u·D that the cancellation in expm1(−û) + û does not shrink. A relative
+* Ĝ = φ(û)·ŝ, ŝ = σ_X² rounded once, φ(v) = e^{−v} − 1 + v by its series where û < 1/16 (relative error
+  1.2γ_46, :func:`_phi_series`; was below 1/4, 1.2γ_60) and as expm1(−û) + û elsewhere. SLEEF's expm1 errs by
+  ≤ 1 ulp ≤ 2u|expm1(−û)| ≤ 2uû, an *absolute* error σ_X²·2uû ≈ u·D that the cancellation in expm1(−û) + û
+  does not shrink (from 1/16 on it is below the series' former 1.2γ_60 relative). A relative
   perturbation δ of the argument moves φ(v) = e^{−v} − 1 + v by at most 2|δ|φ (since vφ'(v) ≤ 2φ(v)), so
   |Ĝ − G| ≤ c_G|Ĝ| + c_D D with c_G ≈ 4u + 2δ_u ≤ 10u (was (2d + 14)u), c_D ≈ u (exact constants in
   :func:`_residual_coefficients`; D is taken as fl64(D̂), whose relative error r_D + 2⁻⁵³ is covered there).
@@ -70,7 +72,7 @@ _WORDS = 2.0**-106  # relative error of a binary128 value held as two float64 wo
 _TINY = 2.0**-1060  # per-entry allowance for float64 words in the subnormal range
 _QUAD_EXP = 16000  # keep every scaled quantity well inside the binary128 normal range (2^±16382)
 _BLOCK_ENTRIES = 2**20  # entries per row block: ~16 MB per binary128 temporary
-_SERIES_TERMS = 26  # (1/4)^24 / 26! < 2^-140: the truncated tail is far below one binary128 rounding
+_SERIES_TERMS = 19  # (1/16)^19 / 21! < 2^-140: the truncated tail is far below one binary128 rounding
 _FLOAT_EXACT = 2**53  # integers up to this are exact in float64, and so are sums that stay within it
 _READ_BITS = 26  # digit width of the canonical fixed point read by _read_digits (two digits fit a float64)
 _WINDOW = 8  # digits read per entry: two halves of four, each exact in binary128
@@ -466,10 +468,10 @@ def _residual_block(dist: np.ndarray, c, s2) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _phi_series(u: np.ndarray) -> np.ndarray:
-    """φ(u) = e^{−u} − 1 + u = u² Σ_j (−u)^j / (j + 2)! by Horner, for 0 ≤ u < 1/4: no cancellation, so full
+    """φ(u) = e^{−u} − 1 + u = u² Σ_j (−u)^j / (j + 2)! by Horner, for 0 ≤ u < 1/16: no cancellation, so full
     relative accuracy where expm1(−u) + u would keep only ~113 − log2(1/u) bits.
 
-    Each magnitude class of u (below 2⁻¹⁴⁰, 2⁻⁶⁴, …, 2⁻⁴, 1/4) is summed with the terms its upper end needs
+    Each magnitude class of u (below 2⁻¹⁴⁰, 2⁻⁶⁴, …, 2⁻⁸, 2⁻⁴) is summed with the terms its upper end needs
     (:func:`_series_terms`): few operations at large σ, and the number of terms, hence the rounded result,
     depends on the entry alone (not on its row block), so Ĝ stays exactly symmetric.
     """
@@ -481,7 +483,7 @@ def _phi_series(u: np.ndarray) -> np.ndarray:
             out[part] = _horner(u[part], terms)
             todo &= ~part
     if todo.any():
-        raise InternalCheckFailed("the series for phi was asked for an argument of at least 1/4")
+        raise InternalCheckFailed("the series for phi was asked for an argument of at least 1/16")
     return out
 
 
@@ -557,10 +559,12 @@ class _SquaredNorm:
         return math.ldexp(math.sqrt(total), top)
 
 
-# φ's series: coefficients 1/(j+2)! rounded once to binary128, used where û < 1/4. Horner's relative error is at
-# most γ_{2T+4} times Σ|terms| / |φ/u²| ≤ 1.134 at u = 1/4 (coefficient roundings included); 1.2 covers it.
-_SERIES_QUAD = _quad_scalar(libmp.from_rational(1, 4, _BITS, libmp.round_nearest))
+# φ's series: coefficients 1/(j+2)! rounded once to binary128, used where û < 1/16. Horner's relative error is at
+# most γ_{2T+4} times Σ|terms| / |φ/u²| ≤ 1.05 at u = 1/16 (coefficient roundings included); 1.2 covers it.
+# From 1/16 on, expm1's absolute error σ_X²·2uû is below the series' 1.2γ_60 (the bound before) times φ(û)σ_X²
+# (φ(û)/û ≥ 1/32.7 > 1/36 there), so the switch at 1/16 rather than 1/4 tightens every entry's bound.
+_SERIES_QUAD = _quad_scalar(libmp.from_rational(1, 16, _BITS, libmp.round_nearest))
 _SERIES_COEFFICIENTS = [_quad_scalar(libmp.from_rational(1, math.factorial(j + 2), _WIDE_BITS, libmp.round_nearest))
                         for j in range(_SERIES_TERMS)]
 _SERIES_ERROR = 1.2 * _gamma(2 * _SERIES_TERMS + 8)
-_SERIES_CLASSES = [(_quad_scalar((0, 1, -k, 1)), _series_terms(2.0**-k)) for k in (140, 64, 32, 16, 8, 4, 2)]
+_SERIES_CLASSES = [(_quad_scalar((0, 1, -k, 1)), _series_terms(2.0**-k)) for k in (140, 64, 32, 16, 8, 4)]
