@@ -10,13 +10,16 @@ engine                    measures                                   guarantee  
 ``structured-enclosure``  eigenvalue, eigenprojection, pc            rigorous    a linear top block clear of ‖E‖
 ``binary128-enclosure``   eigenvalue, eigenprojection, pc            rigorous    every σ the binary128 Gram holds;
                                                                                  digits ≈ 26 − log10(‖L‖/‖E‖)
+``refined-enclosure``     eigenvalue, eigenprojection, pc            rigorous    N ≤ REFINED_MAX_N; near-ties and
+                                                                                 digits beyond binary128's
 ``frobenius-enclosure``   cka                                        rigorous    every σ the binary128 E holds
 ``agreement``             all but metric                             heuristic   only with ``guarantee="heuristic"``
 ========================  =========================================  ==========  ===================================
 
 Order: the structured route first where it applies (no N³ eigensolver; ≥ 25 digits on eigenvalues), the binary128
 enclosure first where the structured expansion does not apply or its top block does not hold the k vectors asked
-for, each the other's fallback. A route that certifies fewer digits than requested hands over to the next; the best
+for, each the other's fallback; the refined enclosure last (an N³ refinement at up to REFINED_MAX_DPS digits,
+:mod:`.refined_enclosed`). A route that certifies fewer digits than requested hands over to the next; the best
 rigorous result is kept. A value that depends on an arbitrary basis (:class:`~precise_kpca.errors.Undetermined`)
 stops the plan: no route can give it.
 
@@ -30,6 +33,8 @@ Thresholds (the only ones; each with where it was measured):
 * :data:`VECTOR_DIGITS` = 12 — digits of eigenvector angles from the structured route's float64 expansion (wine,
   σ = 2²⁰ and 2⁴⁰: 12–13 digits on eigenprojection and pc, 27 on eigenvalue); beyond it the route is tried but
   expected short.
+* :data:`REFINED_MAX_N` = 1000 — the refined route's rows: MEASURED
+* :data:`REFINED_MAX_DPS` = 200 — the refined route's highest precision: MEASURED
 """
 from __future__ import annotations
 
@@ -48,6 +53,8 @@ from .measurement import Measurement, Route
 ENCLOSURE_DIGITS = 26
 STRUCTURED_DIGITS = 25
 VECTOR_DIGITS = 12
+REFINED_MAX_N = 1000
+REFINED_MAX_DPS = 200
 EIGEN_MEASURES = ("eigenvalue", "eigenprojection", "pc")
 GUARANTEES_ASKED = ("rigorous", "heuristic")
 
@@ -58,6 +65,9 @@ _ROUTES = {
     "binary128-enclosure": Route("binary128-enclosure",
                                  "Weyl, Kato-Temple, Li-Li, Davis-Kahan on exact residual products of the float64 "
                                  "eigensystem of the binary128 Gram"),
+    "refined-enclosure": Route("refined-enclosure",
+                               "refinement bounds (Weyl, Li-Li) and Rayleigh-Ritz with Davis-Kahan on exact products "
+                               "of the arb-enclosed Gram"),
     "frobenius-enclosure": Route("frobenius-enclosure", "exact Frobenius sums and ball arithmetic"),
     "agreement": Route("agreement", "two evaluations at different precisions agree (heuristic)"),
 }
@@ -149,6 +159,9 @@ def plan(X: np.ndarray, name: str, sigma: Fraction, *, k: int = 1, digits: int =
             steps = [structured, binary]
         else:
             steps = [binary, structured]
+        if X.shape[0] <= REFINED_MAX_N:
+            steps.append(Step("refined-enclosure", f"N = {X.shape[0]} ≤ {REFINED_MAX_N}: what the others leave short, "
+                                                   f"refined at up to {REFINED_MAX_DPS} digits"))
     if guarantee == "heuristic" and name != "metric":
         steps.append(Step("agreement", "asked for: two evaluations at different precisions (heuristic)"))
     return Plan(measure=name, sigma=sigma, k=k_field, digits=digits, guarantee=guarantee, steps=tuple(steps),
@@ -222,4 +235,5 @@ def _with_notes(m: Measurement, notes) -> Measurement:
     return replace(m, reason=reason)
 
 
-__all__ = ["ENCLOSURE_DIGITS", "Plan", "STRUCTURED_DIGITS", "Step", "VECTOR_DIGITS", "plan", "run"]
+__all__ = ["ENCLOSURE_DIGITS", "Plan", "REFINED_MAX_DPS", "REFINED_MAX_N", "STRUCTURED_DIGITS", "Step",
+           "VECTOR_DIGITS", "plan", "run"]
