@@ -56,6 +56,14 @@ def binary128_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, st
                          "rigorous enclosure of the float64 eigensystem of the binary128 Gram")
 
 
+def agreement(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route):
+    from .agreement import heuristic_auto
+
+    k_field = k if name in ("eigenprojection", "pc") else None
+    return heuristic_auto(X, name, sigma, digits, dict(k=k, tau=tau, aggregate=aggregate, median=median), k_field,
+                          start)
+
+
 def refined_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route):
     from .routes import REFINED_MAX_DPS, REFINED_MAX_N
 
@@ -79,14 +87,6 @@ def refined_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, star
                              "rigorous enclosure of the refined eigensystem of the arb-enclosed Gram")
 
     return refined_enclosed.escalate(attempt, digits, max_dps=REFINED_MAX_DPS)
-
-
-def agreement(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route):
-    from .agreement import heuristic_auto
-
-    k_field = k if name in ("eigenprojection", "pc") else None
-    return heuristic_auto(X, name, sigma, digits, dict(k=k, tau=tau, aggregate=aggregate, median=median), k_field,
-                          start)
 
 
 def _eigen_result(X, name, sigma, k, lo, hi, tau, aggregate, start, digits, route, method):
@@ -114,8 +114,8 @@ ENGINES = {
     "arb-ball": arb_ball,
     "structured-enclosure": structured_enclosure,
     "binary128-enclosure": binary128_enclosure,
-    "refined-enclosure": refined_enclosure,
     "agreement": agreement,
+    "refined-enclosure": refined_enclosure,
 }
 
 __all__ = ["ENGINES"]

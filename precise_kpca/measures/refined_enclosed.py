@@ -80,6 +80,7 @@ _MIN_LINEAR_BITS = 256  # as the binary128 route's linear enclosure (enclosed.LI
 _GRID_TRIES = 3  # grids tried for A_S before its enclosure is taken for a bug
 _LIMB_BITS = 16  # digit width of the fixed-point A as built (the refinement re-splits it to its own, exactly)
 _BLOCK_ENTRIES = 1 << 22  # int64 limbs per row block of the E part (32 MB)
+_WORDS_MAX_BITS = 1000  # squared distances up to this many bits enter as float64 words (each below 2**1000)
 
 
 # -- 1. A with a rigorous bound ---------------------------------------------------------------------------------
@@ -130,14 +131,22 @@ def gram_enclosure(X: np.ndarray, sigma: Fraction, *, bits: int, median: str = "
     values = list(index)  # the distinct squared distances: one ball each (one-hot data have few)
     pairs = _Pairs(values, np.bincount(inverse, minlength=len(values)), upper, inverse)
     roots = ExactEccentricity(X, median).median_sq
-    d2 = (sum(math.sqrt(v) for v in roots) / len(roots)) ** 2  # float64: precision choices only
-    u_max = float(Fraction(max(values), 2) / (sigma * sigma)) / d2
-    u_min = float(Fraction(min((v for v in values if v), default=0), 2) / (sigma * sigma)) / d2
+    # log2 u = log2 D − 1 − 2 log2 σ − 2 log2 d, d the mean of the roots: estimates for precision choices only,
+    # in logarithms so that no data range overflows a float
+    halves = [math.log2(v) / 2 if v else -math.inf for v in roots]
+    top = max(halves)
+    log2_d = top + math.log2(sum(2.0 ** (h - top) for h in halves) / len(halves))
+    scale = 1 + 2 * _log2(sigma) + 2 * log2_d
+    log2_u_max = math.log2(max(values)) - scale
+    positive = [v for v in values if v]
+    kernel_digits = 0
+    if positive:  # ⌊u_min·log10 e⌋, capped far beyond any precision
+        kernel_digits = math.floor(2.0 ** min(math.log2(min(positive)) - scale, 60.0) * math.log10(math.e))
     z = exact_linear(X).z.to_int_array()
     for _ in range(_GRID_TRIES):
-        deficit, gram = _gram_on_grid(z, pairs, roots, sigma, bits=bits, u_max=u_max)
+        deficit, gram = _gram_on_grid(z, pairs, roots, sigma, bits=bits, log2_u_max=log2_u_max)
         if gram is not None:
-            return replace(gram, kernel_digits=math.floor(u_min * math.log10(math.e)))
+            return replace(gram, kernel_digits=kernel_digits)
         bits += deficit
     raise InternalCheckFailed(f"the enclosure of A_S missed its accuracy at {_GRID_TRIES} grids (bits={bits})")
 
@@ -152,7 +161,7 @@ class _Pairs:
     inverse: np.ndarray
 
 
-def _gram_on_grid(z: np.ndarray, pairs: _Pairs, roots, sigma: Fraction, *, bits: int, u_max: float):
+def _gram_on_grid(z: np.ndarray, pairs: _Pairs, roots, sigma: Fraction, *, bits: int, log2_u_max: float):
     """(0, GramEnclosure), or (bits short, None) when the bound exceeds N·2^−bits of the result's scale.
 
     Ψ = sΦ (s = N²σ²d²) on the grid 2^g: W = round(Ψ·2^−g) per distinct distance; then
@@ -162,7 +171,7 @@ def _gram_on_grid(z: np.ndarray, pairs: _Pairs, roots, sigma: Fraction, *, bits:
     n = z.shape[0]
     # arb bits: φ(u) = expm1(−u) + u errs by about 2^−w·max(u, 1) relative to φ's scale, which max|A| can
     # undercut by min(1, u_max) (A ≈ L at large σ): w covers both and log2 N + 32 guard bits
-    w = bits + max(1, math.ceil(math.log2(n))) + 32 + abs(math.ceil(math.log2(max(u_max, 2.0**-4000))))
+    w = bits + max(1, math.ceil(math.log2(n))) + 32 + abs(math.ceil(log2_u_max))
     with flint.ctx.workprec(w):
         d = sum((flint.arb(v).sqrt() for v in roots), flint.arb(0)) / len(roots)
         s2 = flint.arb(flint.fmpq(sigma.numerator, sigma.denominator)) ** 2 * d * d
@@ -194,12 +203,16 @@ def _phi_balls(values: list, c: flint.arb) -> list:
     """φ(−c·v) = expm1(c·v) − c·v for each v (c < 0): arb balls at the context's precision.
 
     Each v (an integer of up to hundreds of bits) enters as exact 52-bit float64 words: python-flint converts
-    large Python ints through their decimal text, several times slower than the whole ball evaluation.
+    large Python ints through their decimal text, several times slower than the whole ball evaluation. Integers
+    beyond float64's range (data spanning more than ~1e150) are converted directly.
     """
-    words = _float_words(values)
+    if max(values).bit_length() > _WORDS_MAX_BITS:
+        exact = [flint.arb(v) for v in values]
+    else:
+        exact = [sum((flint.arb(x) for x in parts), flint.arb(0)) for parts in zip(*_float_words(values))]
     balls = []
-    for parts in zip(*words):
-        u = c * sum((flint.arb(x) for x in parts), flint.arb(0))
+    for v in exact:
+        u = c * v
         balls.append(u.expm1() - u)
     return balls
 
@@ -636,9 +649,10 @@ def pc_interval(enc: RefinedEnclosure, k: int):
 
 # -- escalation -------------------------------------------------------------------------------------------------
 def first_dps(digits: int) -> int:
-    """The first precision tried: twice the digits asked for, plus the guard (the measures lose the cancellation
-    log10(‖L‖/‖E‖) and the gaps' log10(‖A‖/gap) on top of the refinement's digits)."""
-    return 2 * digits + GUARD_DIGITS
+    """The first precision tried: the digits asked for and twice the guard. The measures lose the cancellation
+    log10(‖L‖/‖E‖) and the gaps' log10(‖A‖/gap) on top of the refinement's digits (at σ = 3/32…2^6 a few digits;
+    the Gram's own grid is another 15 digits finer); a short result escalates by what it missed."""
+    return digits + 2 * GUARD_DIGITS
 
 
 def escalate(attempt, digits: int, *, max_dps: int):
