@@ -5,13 +5,13 @@ Gaussian eigenvalues closer than that, nor carry 30+ digits at moderate σ. Here
 :mod:`precise_kpca.certify.linear_enclosure`) is enclosed at any precision and its eigensystem refined to match:
 
 1. **A with a rigorous bound** (:func:`gram_enclosure`). A_S = L_S + E_S with L_S = Z Zᵀ (exact integers) and
-   E_S = s·H Φ H, s = N²σ²d², Φ_ij = φ(u_ij), φ(u) = e^{−u} − 1 + u = expm1(−u) + u, u_ij = D_ij / (2σ²d²): D the
+   E_S = HΨH, Ψ_ij = s·φ(u_ij), s = N²σ²d², φ(u) = e^{−u} − 1 + u = expm1(−u) + u, u_ij = D_ij / (2σ²d²): D the
    exact integer squared distances, d the mean of the square roots of the one or two exact median values (σ_X =
-   σ·d·2^e; the 2^e cancels between u and the S-units). Each distinct φ(u_ij) is an arb ball (expm1 keeps its
-   absolute error near 2^−w·u: no cancellation) rounded to an integer grid 2^−q; centering, scaling and adding
-   L_S are exact integer arithmetic on object arrays, rounded once to the grid of the fixed-point matrix. H is an
-   orthogonal projector, so ‖H ΔΦ H‖_F ≤ ‖ΔΦ‖_F and
-   ‖A_S − Â‖_F ≤ s̄·N·max|ΔΦ_ij| + |s − ŝ|·‖Φ̂‖_F + N·(grid/2)   (s̄ ≥ s, ŝ the dyadic s used): ``error``.
+   σ·d·2^e; the 2^e cancels between u and the S-units). Each distinct Ψ_ij is an arb ball (expm1 keeps its
+   absolute error near 2^−w·u: no cancellation at large σ) rounded to W_ij·2^g, the grid 2^g about 2^−bits of
+   max|A_S| (at least trace(A_S)/N); with r = W1 and T = 1ᵀW1, N²Â = N²L_S + (N²W − N(r1ᵀ + 1rᵀ) + T11ᵀ)·2^g is
+   exact integer arithmetic (int64 limbs; N²L_S by exact Ozaki products), i.e. Â = L_S + H(W·2^g)H exactly. H is
+   an orthogonal projector, so ‖A_S − Â‖_F ≤ ‖Ψ − W·2^g‖_F ≤ N·(max rad Ψ_ij + 2^(g−1)): ``error``.
 2. **Refine** (:func:`~precise_kpca.numerics.eigen_refine.refine_eigensystem`, tier 1, ``input_error`` = that
    bound): its value bounds hold for the true A_S. Tier 1 is what the measures use: Eq. 18 compares all
    N eigenvalues in absolute terms (relative to λ_1), and only the top k eigenvectors enter Algorithm 1 and
@@ -29,13 +29,16 @@ Gaussian eigenvalues closer than that, nor carry 30+ digits at moderate σ. Here
    For a group J ⊂ [0, m) the Ritz vectors V̂_J = U·Y_J (Y_J approximate eigenvectors of the pencil, dyadic) get
    Davis–Kahan from exact |J|×|J| products (:func:`~precise_kpca.certify.eigen_enclosure.ritz_subspace_sin_theta`)
    against every enclosure: ‖sin Θ(span V̂_J, V_J)‖₂ ≤ (‖ÂV̂_o − V̂_o(V̂_oᵀÂV̂_o)‖_F + δ)/gap. Nothing here rests on
-   the refinement's vector bounds; its value enclosures bound the eigenvalues below the block.
+   the refinement's vector bounds; its value enclosures bound the eigenvalues below the block. Where its basis
+   stalled (inside a cluster its bounds never reach the target, so it keeps an early basis), Newton steps on the
+   block's subspace first bring ‖R‖_F down towards δ (:func:`_polished`).
 4. **Measures** as on the binary128 route (:mod:`.intervals`: Algorithm 1's groups decided on the enclosures,
    angles in ball arithmetic, Theorem 3 by :func:`~.intervals.pc_from_parts`), against a linear enclosure whose
    grid is finer than the refinement's target.
 
 :func:`escalate` raises the precision until the digits asked for are certified or a maximum is reached; a group
-that is still not separated then raises InsufficientPrecision with the precision the midpoints' gap asks for.
+that is still not separated then raises InsufficientPrecision with the precision the Ritz values' gap asks for
+(or, for a cluster below every precision at small σ, the size of the off-diagonal kernel entries).
 
 Guarantee: rigorous, given IEEE float64 BLAS (the refinement's products are exact integer arithmetic on it) and
 Arb's ball semantics. Hand-written because no library encloses a whole symmetric eigensystem at hundreds of digits
@@ -261,6 +264,7 @@ def _centered_on_grid(W: list, pairs: _Pairs, n: int, g: int) -> FixedMatrix:
 
 
 def _limb_count(W: list) -> int:
+    """16-bit limbs that hold every integer of W in two's complement."""
     return max((abs(v).bit_length() for v in W), default=0) // _LIMB_BITS + 1
 
 
@@ -395,6 +399,7 @@ class RefinedEnclosure:
 
 
 def _log2(x: Fraction) -> float:
+    """log2 of a positive rational of any size (no float conversion of the rational itself)."""
     return math.log2(x.numerator) - math.log2(x.denominator)
 
 
@@ -507,6 +512,7 @@ class _Block:
 
 
 def _block(fixed: FixedMatrix, basis: Dyadic, dps: int) -> _Block:
+    """The :class:`_Block` of a basis: exact products with Â, the residual bound, the pencil in mpmath."""
     image = Dyadic.from_fixed(ozaki.matmul(fixed, basis.to_fixed()))  # exact: no bits, no grid
     products = (basis.T @ basis, basis.T @ image, image.T @ image)
     G, H, Q = (p.to_fmpq() for p in products)
@@ -610,6 +616,7 @@ def group_basis(enc: RefinedEnclosure, start: int, stop: int) -> tuple[Dyadic, F
 
 
 def _group_angle(enc: RefinedEnclosure, start: int, stop: int):
+    """Ball containing ∠(V_J, W_J) for group J = [start, stop) (see :func:`.intervals.group_angle`)."""
     enc.linear.sin_theta(start, stop)  # an exact linear tie at the group's edge: Undetermined, before the Gaussian
     return group_angle(*group_basis(enc, start, stop), enc.linear, start, stop)
 
@@ -659,7 +666,8 @@ def escalate(attempt, digits: int, *, max_dps: int):
     """Run ``attempt(dps)`` (→ Measurement) at rising precision until it certifies ``digits`` or reaches max_dps.
 
     After an InsufficientPrecision the next precision is the one it names (at least GUARD_DIGITS more) or twice
-    the last; after a short result, the last plus the digits missing plus GUARD_DIGITS.
+    the last; after a short result, the last plus the digits missing plus GUARD_DIGITS, unless it certified no
+    more than the one before (the digits are then capped elsewhere, e.g. by the angles' ball arithmetic).
 
     Raises
     ------
@@ -667,7 +675,7 @@ def escalate(attempt, digits: int, *, max_dps: int):
         Still not separated at ``max_dps``, or the precision it names is beyond ``max_dps`` (not tried);
         ``needed_dps`` where an estimate exists.
     """
-    dps = min(first_dps(digits), max_dps)
+    dps, last = min(first_dps(digits), max_dps), None
     while True:
         try:
             m = attempt(dps)
@@ -678,9 +686,9 @@ def escalate(attempt, digits: int, *, max_dps: int):
                                             needed_dps=needed) from exc
             dps = min(max_dps, max(needed, dps + GUARD_DIGITS) if needed else 2 * dps)
             continue
-        if not m.short or dps >= max_dps:
+        if not m.short or dps >= max_dps or (last is not None and m.certified_digits <= last.certified_digits):
             return m
-        dps = min(max_dps, dps + digits - m.certified_digits + GUARD_DIGITS)
+        dps, last = min(max_dps, dps + digits - m.certified_digits + GUARD_DIGITS), m
 
 
 __all__ = ["GramEnclosure", "RefinedEnclosure", "eigen_distance_interval", "eigenvalue_interval", "escalate",
