@@ -33,7 +33,7 @@ Thresholds (the only ones; each with where it was measured):
 * :data:`VECTOR_DIGITS` = 12 — digits of eigenvector angles from the structured route's float64 expansion (wine,
   σ = 2²⁰ and 2⁴⁰: 12–13 digits on eigenprojection and pc, 27 on eigenvalue); beyond it the route is tried but
   expected short.
-* :data:`REFINED_MAX_N` = 1000 — the refined route's rows: one σ costs 73–94 s of one core at N = 1000 and 50
+* :data:`REFINED_MAX_N` = 1000 — the refined route's rows: one σ costs 73–154 s of one core at N = 1000 and 50
   digits (60–70 certified; Gram, tier-1 refinement and block shared by the measures), 7–11 s at N = 400
   (``benchmarks/refined_bench.py``); it grows as N³.
 * :data:`REFINED_MAX_DPS` = 200 — the refined route's highest precision: separates Gaussian eigenvalues down to
