@@ -55,6 +55,15 @@ def binary128_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, st
                          "rigorous enclosure of the float64 eigensystem of the binary128 Gram")
 
 
+def frobenius_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route):
+    from .cka_enclosed import cka_interval
+
+    enc = cka_interval(X, sigma, median=median)
+    return results.rigorous(name, sigma, None, lo=enc.lower, hi=enc.upper, f0=(enc.f0_lower, enc.f0_upper),
+                            start=start, digits=digits, route=route,
+                            method="rigorous: exact Frobenius sums of L and the binary128 E, ball arithmetic")
+
+
 def agreement(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route):
     from .agreement import heuristic_auto
 
@@ -88,6 +97,7 @@ ENGINES = {
     "arb-ball": arb_ball,
     "structured-enclosure": structured_enclosure,
     "binary128-enclosure": binary128_enclosure,
+    "frobenius-enclosure": frobenius_enclosure,
     "agreement": agreement,
 }
 
