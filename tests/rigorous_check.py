@@ -32,7 +32,7 @@ def compare_context() -> mpmath.MPContext:
     return ctx
 
 
-def _exact(ctx, x):
+def in_context(ctx, x):
     """x (float or mpf of any context) in ``ctx``, without rounding."""
     mpf_tuple = getattr(x, "_mpf_", None)
     return ctx.make_mpf(mpf_tuple) if mpf_tuple is not None else ctx.mpf(float(x))  # floats are dyadic: exact
@@ -66,33 +66,42 @@ def _check(X, name, p, k, aggregate) -> str:
         warnings.simplefilter("ignore", RuntimeWarning)  # short or undetermined points warn; checked below
         m = precise_kpca.measure(X, name, sigma, k=k, aggregate=aggregate)
     assert m.guarantee != "heuristic", f"the default call returned heuristic digits: {m.method}"
+    return check_measurement(m, X, aggregate)
+
+
+def check_measurement(m, X: np.ndarray, aggregate: str = "mean") -> str:
+    """The promises of a Measurement ``m`` of ``X`` (not heuristic) against the reference; returns the outcome."""
+    name, sigma, k = m.measure, m.sigma, m.k or 1
     if not m.determined:
         return _check_refusal(X, name, sigma, k, aggregate, m)
     assert m.guarantee == "rigorous", f"a number without a rigorous interval: {m.guarantee}, {m.method}"
     digits = min(m.certified_digits, REFERENCE_MAX_DIGITS)
     ref = reference(X, name, sigma, digits=max(digits, 10), k=k, aggregate=aggregate)
-    assert ref.determined, (f"{name} k={k} at 2**{p} is a number ({m.value}, {m.certified_digits} digits) but the "
-                            f"reference finds it basis-dependent: {ref.ties}")
+    where = f"{name} k={k} {aggregate} at sigma={sigma}"
+    assert ref.determined, (f"{where} is a number ({m.value}, {m.certified_digits} digits) but the reference finds "
+                            f"it basis-dependent: {ref.ties}")
     ctx = compare_context()
-    lo, hi, want = _exact(ctx, m.lower), _exact(ctx, m.upper), _exact(ctx, ref.value)
-    assert lo <= want <= hi, (f"{name} k={k} {aggregate} at 2**{p}: reference {mpmath.nstr(want, 40)} outside "
-                              f"[{mpmath.nstr(lo, 40)}, {mpmath.nstr(hi, 40)}] ({m.route})")
+    # every measure is ≥ 0 by definition (a max of |·|, an angle, a norm, 1 − a cosine): a negative reference is its
+    # rounding of a value within its error of 0 (1 − CKA = 0 exactly on an equilateral triangle gave −1.6e-86)
+    lo, hi, want = in_context(ctx, m.lower), in_context(ctx, m.upper), max(in_context(ctx, ref.value), ctx.zero)
+    assert lo <= want <= hi, (f"{where}: reference {mpmath.nstr(want, 40)} outside [{mpmath.nstr(lo, 40)}, "
+                              f"{mpmath.nstr(hi, 40)}] ({m.route})")
     if m.certified_digits:
-        error = abs(_exact(ctx, m.value) - want)
+        error = abs(in_context(ctx, m.value) - want)
         assert error <= abs(want) * ctx.mpf(10) ** -m.certified_digits, (
-            f"{name} at 2**{p}: value {m.value} differs from the reference {mpmath.nstr(want, 30)} beyond its "
+            f"{where}: value {m.value} differs from the reference {mpmath.nstr(want, 30)} beyond its "
             f"{m.certified_digits} certified digits")
-    _check_normalized(ctx, m, ref, name, p)
+    _check_normalized(ctx, m, ref, where)
     return "short" if m.short else "rigorous"
 
 
-def _check_normalized(ctx, m, ref, name, p) -> None:
+def _check_normalized(ctx, m, ref, where) -> None:
     if m.normalized_lower is None:
         return
     want = ref.normalized
-    assert want is not None, f"{name} at 2**{p}: a normalized interval where the reference has no log2(ref/ref_f0)"
-    n_lo, n_hi = _exact(ctx, m.normalized_lower), _exact(ctx, m.normalized_upper)
-    assert n_lo <= _exact(ctx, want) <= n_hi, (f"{name} at 2**{p}: log2(ref/ref_f0) = {mpmath.nstr(want, 30)} "
+    assert want is not None, f"{where}: a normalized interval where the reference has no log2(ref/ref_f0)"
+    n_lo, n_hi = in_context(ctx, m.normalized_lower), in_context(ctx, m.normalized_upper)
+    assert n_lo <= in_context(ctx, want) <= n_hi, (f"{where}: log2(ref/ref_f0) = {mpmath.nstr(want, 30)} "
                                                f"outside [{mpmath.nstr(n_lo, 30)}, {mpmath.nstr(n_hi, 30)}]")
 
 
