@@ -152,20 +152,24 @@ def test_large_sigma_rates(method, rate):
     X = np.random.default_rng(5).normal(size=(12, 2)) * [2.0, 1.0] + [0.5, 0.0]
     st = large_sigma_convergence(X, SIGMAS, method=method, n_landmarks=5, n_features=16, random_state=1)
     # leading-order errors follow C σ^rate: the fitted slope is within 0.1 of it for the top component
-    assert abs(st.rate[0] - rate) < 0.1
-    assert (st.relative_error[-1] < st.relative_error[0]).all()
-    assert st.certified_digits.min() >= 10
+    assert abs(st.rate.value[0] - rate) < 0.1 and st.rate.guarantee[0] == "rigorous"
+    errors = st.relative_error
+    assert (errors.upper[-1] < errors.lower[0]).all()
+    assert errors.digits.min() >= 10 and set(errors.guarantee.ravel()) == {"rigorous"}
 
 
 def test_linear_limits():
     X = np.random.default_rng(5).normal(size=(12, 2))
     Xc = X - X.mean(axis=0)
     ref = np.linalg.eigvalsh(Xc.T @ Xc / 11)[::-1]
-    np.testing.assert_allclose(linear_limit(X, method="nystrom"), ref, rtol=1e3 * np.finfo(float).eps)
+    limit = linear_limit(X, method="nystrom")
+    np.testing.assert_allclose(limit.value, ref, rtol=1e3 * np.finfo(float).eps)
+    assert limit.digits.min() >= 30 and set(limit.guarantee) == {"rigorous"}
     f = RandomFourierFeatures(8, gamma=0.5, kind="sincos", random_state=0).fit(X)
     P = np.sqrt(2 / 8) * f.frequencies_
     ref = np.linalg.eigvalsh(P @ (Xc.T @ Xc / 11) @ P.T)[::-1][:2]
-    np.testing.assert_allclose(linear_limit(X, method="rf-sincos", n_features=8), ref, rtol=1e3 * np.finfo(float).eps)
+    np.testing.assert_allclose(linear_limit(X, method="rf-sincos", n_features=8).value, ref,
+                               rtol=1e3 * np.finfo(float).eps)
 
 
 def test_convergence_errors():
@@ -176,3 +180,9 @@ def test_convergence_errors():
         large_sigma_convergence(X, ["2**8", "2**6"])
     with pytest.raises(ValueError, match=r"n_landmarks must be in \[d\+1=3"):
         large_sigma_convergence(X, SIGMAS, n_landmarks=2)
+    with pytest.raises(ValueError, match="guarantee must be one of"):
+        large_sigma_convergence(X, SIGMAS, guarantee="certified")
+    with pytest.raises(ValueError, match="dps applies to guarantee='heuristic' only"):
+        large_sigma_convergence(X, SIGMAS, dps=40)
+    with pytest.raises(ValueError, match=r"n_components must be an integer in \[1, 1\]"):
+        large_sigma_convergence(X, SIGMAS, method="rf-sincos", n_features=2, n_components=2)
