@@ -96,6 +96,20 @@ def test_rff_rate_quick(capsys):
     np.testing.assert_allclose([float(row[1]) for row in rows], expected.rmse_mean, rtol=1e-5)
     assert f"slope {expected.slope:.4f} ± {expected.slope_se:.4f}" in out
     assert abs(expected.slope + 0.5) < 3 * expected.slope_se + 0.01
+    assert all(row[-1] == "none" for row in rows) and "guarantee: none (float64" in out
+    assert "statistical estimate, not a numerical bound" in out
+
+
+def test_rff_rate_enclosed_columns_are_rigorous(monkeypatch, capsys):
+    monkeypatch.setattr("precise_kpca.cli.rff_rate.QUICK", {"Ds": (10, 20, 40), "n_trials": 2, "n_pairs": 20})
+    assert main(["rff-rate", "--quick", "--enclose"]) == 0
+    out = capsys.readouterr().out
+    expected = rff_convergence(Ds=(10, 20, 40), n_trials=2, n_pairs=20, enclose=True).enclosure
+    rows = [line.split() for line in out.splitlines() if line.strip() and line.split()[0].isdigit()]
+    assert [row[-1] for row in rows] == ["rigorous"] * 3
+    for row, rmse, predicted in zip(rows, expected.rmse_mean.entries, expected.predicted_rmse.entries):
+        assert row[1] == rmse.text(6) and row[2] == predicted.text(6)
+    assert f"slope enclosure {expected.slope.text(8)}" in out and "rigorous" in out
 
 
 def _component_rows(out: str) -> list[list[str]]:

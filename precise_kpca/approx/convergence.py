@@ -44,7 +44,8 @@ from ..backends import get_backend
 from ..errors import InsufficientPrecision
 from ..measures.measurement import exact_mpf
 from ..validation import check_data, parse_sigma
-from .enclosure import Interval, IntervalArray, arb_interval, undetermined
+from .enclosure import (Interval, IntervalArray, arb_interval, interval_ball, least_squares_slope, mpf_fraction,
+                        undetermined)
 from .kpca import (_center_columns, _cross, _draw_landmarks, _unit_features, empirical_kpca, gaussian_bandwidth,
                    nystrom_kpca, rf_kpca, rff_features)
 from .rigorous import KernelProblem
@@ -380,17 +381,10 @@ def _agreement_point(X, sigma, method, draws, ell, dps, mus) -> _Point:
 
 def _span(a, b, dps: int) -> Interval:
     """The two evaluations' span, widened by the coarser one's unit roundoff: a heuristic interval."""
-    a, b = _fraction(a), _fraction(b)
+    a, b = mpf_fraction(a), mpf_fraction(b)
     slack = max(abs(a), abs(b)) / 2 ** math.ceil(dps * _BITS_PER_DIGIT)  # dyadic: the ends stay exact
     return Interval(exact_mpf(min(a, b) - slack), exact_mpf(max(a, b) + slack), "heuristic",
                     "agreement of two precisions: not an enclosure")
-
-
-def _fraction(x) -> Fraction:
-    """The exact value of an mpf (any context) as a Fraction."""
-    sign, man, exp, _ = x._mpf_
-    value = Fraction(int(man)) * Fraction(2) ** int(exp)
-    return -value if sign else value
 
 
 def _eigen_at(X, sigma, method, draws, dps, ell):
@@ -417,8 +411,8 @@ def _eigen_at(X, sigma, method, draws, dps, ell):
 def _rate(errors: list[Interval], sigmas: list[Fraction], fit_points: int) -> tuple[Interval, Interval]:
     """The least-squares slope of ln error on ln σ over the last ``fit_points`` points, and the constant C.
 
-    The slope is ``Σ c_j ln e_j`` with ``c_j = (x_j − x̄)/Σ(x − x̄)²``, ``x = ln σ``: evaluated on balls of the
-    errors' intervals it encloses the slope of every choice of errors inside them.
+    The slope of ln e on ln σ (:func:`~precise_kpca.approx.enclosure.least_squares_slope`), evaluated on balls of
+    the errors' intervals, encloses the slope of every choice of errors inside them.
     """
     fitted, at = errors[-fit_points:], sigmas[-fit_points:]
     for e, s in zip(fitted, at):
@@ -428,13 +422,10 @@ def _rate(errors: list[Interval], sigmas: list[Fraction], fit_points: int) -> tu
             return missing, missing
     guarantee = "rigorous" if all(e.guarantee == "rigorous" for e in fitted) else "heuristic"
     with flint.ctx.workprec(_RATE_BITS):
-        x = [_ball(s).log() for s in at]
-        mean = sum(x[1:], x[0]) / len(x)
-        spread = sum(((v - mean) * (v - mean) for v in x), flint.arb(0))  # x*x: ** of a ball around 0 is NaN
-        slope = sum((((v - mean) / spread) * _ball(e).log() for v, e in zip(x, fitted)), flint.arb(0))
+        slope = least_squares_slope([interval_ball(s).log() for s in at], [interval_ball(e).log() for e in fitted])
         rate = arb_interval(slope, guarantee)
         power = round(rate.value)
-        constant = _ball(fitted[-1]) * _ball(at[-1] ** -power)
+        constant = interval_ball(fitted[-1]) * interval_ball(at[-1] ** -power)
     return rate, arb_interval(constant, guarantee)
 
 
@@ -446,10 +437,3 @@ def _not_fittable(error: Interval) -> str:
     if error.digits < RATE_DIGITS:
         return f"has {error.digits} digits (fewer than {RATE_DIGITS})"
     return ""
-
-
-def _ball(x) -> flint.arb:
-    """An Arb ball containing an Interval or an exact rational (at the current precision)."""
-    if isinstance(x, Interval):
-        return _ball(_fraction(x.lower)).union(_ball(_fraction(x.upper)))
-    return flint.arb(flint.fmpq(x.numerator, x.denominator))

@@ -39,7 +39,7 @@ from ..errors import InsufficientPrecision
 from ..measures.measurement import GUARANTEES, exact_mpf, interval_digits
 
 __all__ = ["Interval", "IntervalArray", "arb_interval", "basis_enclosures", "cholesky", "frobenius_upper",
-           "top_eigenvalues", "undetermined"]
+           "interval_ball", "least_squares_slope", "mpf_fraction", "top_eigenvalues", "undetermined"]
 
 _REFINE_STEPS = 40  # Ogita–Aishima steps at most: ~16 digits each, far beyond any precision used here
 _SPLIT_EXTRA = 8  # split indices tried beyond ℓ when the ℓ-th eigenvalue is not separated from the next
@@ -183,6 +183,31 @@ class IntervalArray:
     def __getitem__(self, index):
         item = self.entries[index]
         return IntervalArray(item) if isinstance(item, np.ndarray) else item
+
+
+def interval_ball(x) -> flint.arb:
+    """A ball containing an :class:`Interval` (its exact ends) or an exact rational, at the working precision."""
+    if isinstance(x, Interval):
+        return interval_ball(mpf_fraction(x.lower)).union(interval_ball(mpf_fraction(x.upper)))
+    return flint.arb(flint.fmpq(x.numerator, x.denominator))
+
+
+def mpf_fraction(x) -> Fraction:
+    """The exact value of an mpf (any context)."""
+    sign, man, exp, _ = x._mpf_
+    value = Fraction(int(man)) * Fraction(2) ** int(exp)
+    return -value if sign else value
+
+
+def least_squares_slope(x: list[flint.arb], y: list[flint.arb]) -> flint.arb:
+    """Slope of the least-squares line of y on x, ``Σ c_j y_j`` with ``c_j = (x_j − x̄)/Σ(x − x̄)²``.
+
+    On balls it encloses the slope of every choice of points in them (squares as products: ``**`` of a ball
+    around 0 is NaN in Arb).
+    """
+    mean = sum(x[1:], x[0]) / len(x)
+    spread = sum(((v - mean) * (v - mean) for v in x), flint.arb(0))
+    return sum((((v - mean) / spread) * w for v, w in zip(x, y)), flint.arb(0))
 
 
 # ---------------------------------------------------------------------------------------------------------
