@@ -286,18 +286,19 @@ def _start_bits(problem: KernelProblem, sigma: Fraction, digits: int, spread: fl
     if problem.method == "nystrom":
         per_log = 2 * next(k for k in range(1, len(problem.landmarks) + 1)
                            if math.comb(problem.d + k, k) >= len(problem.landmarks))
-    return int(_GUARD_BITS + digits * _BITS_PER_DIGIT + math.log2(max(spread, 1.0)) + math.log2(problem.n)
-               + per_log * log_sigma)
+    return min(_MAX_BITS, int(_GUARD_BITS + digits * _BITS_PER_DIGIT + math.log2(max(spread, 1.0))
+                              + math.log2(problem.n) + per_log * log_sigma))
 
 
 def _enclosed_point(problem: KernelProblem, sigma: Fraction, ell: int, digits: int, gram: bool, bits: int) -> _Point:
+    """One σ: raise the precision until every error (and the Gram error) has ``digits`` digits, or give up."""
     start = time.perf_counter()
-    reason, result = "", None
+    reason, result, used = "", None, bits
     for _ in range(_ATTEMPTS):
         try:
-            result = _enclosed_at(problem, sigma, ell, gram, bits)
+            result, used = _enclosed_at(problem, sigma, ell, gram, bits), bits
         except InsufficientPrecision as exc:
-            reason = f"{exc} (at {bits} bits)"
+            reason, used = f"{exc} (at {bits} bits)", bits if result is None else used
             bits = min(2 * bits, _MAX_BITS)
             continue
         worst = min(i.digits for i in result[1] + ([result[2]] if gram else []))
@@ -308,11 +309,11 @@ def _enclosed_point(problem: KernelProblem, sigma: Fraction, ell: int, digits: i
     seconds = time.perf_counter() - start
     if result is None:
         missing = undetermined(f"sigma={_sigma_text(sigma)}: {reason}")
-        return _Point([missing] * ell, [missing] * ell, missing, bits, seconds)
+        return _Point([missing] * ell, [missing] * ell, missing, used, seconds)
     scaled, errors, gram_interval = result
-    short = f"fewer than {digits} digits at {bits} bits"
+    short = f"fewer than {digits} digits at {used} bits"
     errors = [e if e.digits >= digits else Interval(e.lower, e.upper, e.guarantee, short) for e in errors]
-    return _Point(scaled, errors, gram_interval, bits, seconds)
+    return _Point(scaled, errors, gram_interval, used, seconds)
 
 
 def _enclosed_at(problem: KernelProblem, sigma: Fraction, ell: int, gram: bool, bits: int):

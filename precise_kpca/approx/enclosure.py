@@ -348,13 +348,14 @@ def _refined_basis(M: flint.arb_mat, block: int) -> flint.arb_mat:
     """Approximate orthonormal eigenvectors of the symmetric point matrix M, columns by descending eigenvalue.
 
     float64 ``eigh``, then Ogita–Aishima steps ``V ← V + V Ẽ`` with ``R = I − VᵀV``, ``S = VᵀMV`` at the working
-    precision, ``λ̃_i = S_ii / (1 − R_ii)``, ``Ẽ_ij = (S_ij + λ̃_j R_ij) / (λ̃_j − λ̃_i)`` for pairs that involve one
-    of the top ``block`` columns and are further apart than ``δ = 2(‖S − diag λ̃‖_F + ‖M‖_F ‖R‖_F)``, ``R_ij / 2``
-    otherwise. The columns below the block form one cluster, only orthonormalized: their eigenvalues may lie far
-    below float64's resolution of ‖M‖ (the σ⁻²-small part of a Gaussian Gram), where Newton steps from float64
-    vectors diverge, and the bounds need from them only orthonormality and decoupling from the block. Ẽ is
-    rounded to float64, which slows the iteration to ~16 digits per step; it stops when Ẽ falls below the working
-    precision or stops shrinking.
+    precision, ``λ̃_i = S_ii``, ``Ẽ_ij = (S_ij + λ̃_j R_ij) / (λ̃_j − λ̃_i)`` for pairs that involve one of the top
+    ``block`` columns and are further apart than ``δ = 2(‖S − diag λ̃‖_F + ‖M‖_F ‖R‖_F)``, ``R_ij / 2`` otherwise.
+    The columns below the block form one cluster, only orthonormalized: their eigenvalues may lie far below
+    float64's resolution of ‖M‖ (the σ⁻²-small part of a Gaussian Gram), where Newton steps from float64 vectors
+    diverge, and the bounds need from them only orthonormality and decoupling from the block. Ẽ is computed in
+    float64 from R and S scaled by a power of two (their entries fall below float64's range past ~1000 bits), which
+    slows the iteration to ~16 digits per step; it stops when Ẽ falls below the working precision or stops
+    shrinking (or after 40 steps: ~640 digits).
     """
     p = M.nrows()
     dense = _to_float(M)
@@ -363,28 +364,32 @@ def _refined_basis(M: flint.arb_mat, block: int) -> flint.arb_mat:
     norm = float(np.linalg.norm(dense))
     index = np.arange(p)
     in_block = (index[:, None] < block) | (index[None, :] < block)
+    np.fill_diagonal(in_block, False)
     target = flint.ctx.prec
-    floor = 2.0 ** -(target - 4)
     work = _FIRST_BITS  # products need only about twice the bits V already has: cheap early steps
-    previous = math.inf
+    previous = 0.0  # log2 of the last correction's largest entry
     for _ in range(_REFINE_STEPS):
+        shift = max(0, -math.floor(previous))  # the next R and S are near 2^previous: scaled back near 1
         with flint.ctx.workprec(work):
             Vt = V.transpose()
-            R = -_to_float(Vt * V - _identity(p))  # subtracted in arb, so R keeps its relative accuracy
-            S = _to_float(Vt * (M * V))
-        lam = np.diag(S) / (1 - np.diag(R))
-        S_off = S - np.diag(np.diag(S))
-        delta = 2 * (np.linalg.norm(S_off) + norm * np.linalg.norm(R))
+            R, S = _identity(p) - Vt * V, Vt * (M * V)
+            scale = flint.arb(2) ** shift
+            R_scaled, S_scaled = _to_float(R * scale), _to_float(S * scale)  # the cluster's S may overflow: unused
+        S_off = _to_float(S)
+        lam = np.diag(S_off).copy()
+        np.fill_diagonal(S_off, 0.0)
+        delta = 2 * (np.linalg.norm(S_off) + norm * np.linalg.norm(R_scaled) * 2.0 ** -shift)
         gaps = lam[None, :] - lam[:, None]  # λ̃_j − λ̃_i
         newton = (np.abs(gaps) > delta) & in_block
-        with np.errstate(divide="ignore", invalid="ignore"):
-            E = np.where(newton, (S_off + lam[None, :] * R) / gaps, R / 2)
-        size = float(np.max(np.abs(E)))
-        if size < floor or size >= previous:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            E = np.where(newton, (S_scaled + lam[None, :] * R_scaled) / gaps, R_scaled / 2)  # Ẽ · 2^shift
+        largest = float(np.max(np.abs(E)))
+        size = math.log2(largest) - shift if largest > 0 else -math.inf  # log2 max |Ẽ|
+        if size < 4 - target or (size >= previous and previous < 0):
             break
-        work = min(target, max(work, 2 * math.ceil(-math.log2(size)) + _FIRST_BITS))
+        work = min(target, max(work, 2 * math.ceil(-size) + _FIRST_BITS))
         with flint.ctx.workprec(work):
-            V = (V + V * flint.arb_mat(E.tolist())).mid()
+            V = (V + V * (flint.arb_mat(E.tolist()) * flint.arb(2) ** -shift)).mid()
         previous = size
     return V
 
