@@ -125,8 +125,8 @@ def enclose_eigenvalues(X: np.ndarray, sigma: Fraction, n_components: int):
         s2 = sigma_x2_ball(X, sigma)
         balls = [(_exact_ball(lo).union(_exact_ball(hi))) / s2
                  for lo, hi in zip(enc.lower[:n_components], enc.upper[:n_components])]
-        lower = np.array([_float_outward(b.lower(), math.floor) for b in balls])
-        upper = np.array([_float_outward(b.upper(), math.ceil) for b in balls])
+        lower = np.array([_float_beside(b.lower(), up=False) for b in balls])
+        upper = np.array([_float_beside(b.upper(), up=True) for b in balls])
     return lower, upper
 
 
@@ -137,15 +137,13 @@ def _exact_ball(x) -> flint.arb:
     return flint.arb(flint.fmpq(value.numerator, value.denominator))
 
 
-def _float_outward(point: flint.arb, direction) -> float:
-    """The float next to an exact Arb point in the given direction (math.floor: down, math.ceil: up)."""
+def _float_beside(point: flint.arb, *, up: bool) -> float:
+    """The nearest float above (``up``) or below an exact Arb point."""
     man, exp = (int(v) for v in point.man_exp())
     exact = Fraction(man) * Fraction(2) ** exp
     value = float(exact)
-    if direction is math.floor and Fraction(value) > exact:
-        return math.nextafter(value, -math.inf)
-    if direction is math.ceil and Fraction(value) < exact:
-        return math.nextafter(value, math.inf)
+    if (Fraction(value) < exact) if up else (Fraction(value) > exact):
+        return math.nextafter(value, math.inf if up else -math.inf)
     return value
 
 

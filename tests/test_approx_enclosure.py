@@ -90,6 +90,13 @@ def test_sigma_2_28_is_positive_rigorous_and_gives_a_finite_rate(method, rate):
         assert 0 < ref["errors"][0] < 2.0**-50
 
 
+def test_a_point_short_of_the_requested_digits_says_so():
+    X = np.random.default_rng(5).normal(size=(8, 2))
+    errors = large_sigma_convergence(X, ["2**2", "2**3"], method="exact", digits=5000).relative_error
+    assert set(errors.guarantee.ravel()) == {"rigorous"} and 100 < errors.digits.max() < 5000  # still enclosed
+    assert all(reason.startswith("fewer than 5000 digits at ") for reason in errors.reason.ravel())
+
+
 def test_heuristic_route_is_labelled_heuristic_and_never_rigorous():
     X = np.random.default_rng(5).normal(size=(12, 2))
     study = large_sigma_convergence(X, ["2**8", "2**12", "2**28"], method="nystrom", n_landmarks=4,
