@@ -27,9 +27,7 @@ import pandas as pd
 
 from ..certify.linear_enclosure import linear_enclosure
 from ..errors import InsufficientPrecision, Undetermined
-from ..measures.onset import PAPER_FIT_LOG2_SIGMA, PAPER_GRID, onset_from_curve
 from ..measures.spectral import linear_groups
-from ..reports.tables import capped_log2
 from .constants import limits
 
 KS = (1, 2, 3, 4, 5)
@@ -90,32 +88,6 @@ def features(X, rho: float, ks=KS, *, digits: int = 6) -> Features:
             constants[k], certified[k] = math.nan, 0
             notes.append(f"k={k}: {exc}")
     return Features(rho, gaps, constants, certified, notes)
-
-
-def onsets_and_values(curve: pd.DataFrame) -> pd.DataFrame:
-    """Per k: the paper-protocol onset (grid −4…8, asymptote through 2⁷) and log2 normalized EigenDist at 2⁷.
-
-    Parameters
-    ----------
-    curve : DataFrame
-        Rows of :func:`precise_kpca.studies.convergence_curve` for the eigenprojection measure (columns
-        ``k, log2_sigma, normalized, value, guarantee``).
-    """
-    rows = []
-    for k, part in curve.groupby("k"):
-        part = part[part["log2_sigma"].isin(PAPER_GRID)].sort_values("log2_sigma")
-        onset = onset_from_curve(part["log2_sigma"].tolist(), part["normalized"].astype(float).tolist(),
-                                 PAPER_FIT_LOG2_SIGMA)
-        at7 = part[part["log2_sigma"] == PAPER_FIT_LOG2_SIGMA].iloc[0]
-        rows.append(dict(k=int(k), onset=onset, log2_onset=math.nan if math.isnan(onset) else capped_log2(onset),
-                         normalized_2_7=float(at7["normalized"]), value_2_7=float(at7["value"]),
-                         guarantee=_weakest(part["guarantee"])))
-    return pd.DataFrame(rows)
-
-
-def _weakest(guarantees) -> str:
-    order = ("rigorous", "heuristic", "none")
-    return max(guarantees, key=lambda g: order.index(g) if g in order else len(order))
 
 
 def ols_r2(y, *columns) -> tuple[float, np.ndarray]:
