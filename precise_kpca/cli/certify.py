@@ -10,7 +10,7 @@ import argparse
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 from fractions import Fraction
 
-from .common import UsageError, load_data
+from .common import DATA_HELP, UsageError, add_data_options, load_data
 
 KERNELS = {"rbf": "gaussian", "poly": "polynomial", "linear": "linear", "neg-distance": "neg_distance"}
 """CLI kernel name -> :func:`~precise_kpca.certify.psd.certify_kernel_psd` kernel."""
@@ -44,11 +44,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                     "(50 points, seed 42: rbf, poly and the invalid -|x-y| kernel). With DATA, the exit status "
                     "is 1 when the Gram certifiably has a negative eigenvalue.",
     )
-    parser.add_argument("data", metavar="DATA", nargs="?",
-                        help="optional: bundled data-set name (e.g. wine), a name from the data directory, "
-                             "openml:<name or id>, or a path to a .csv, .arff or .npy file")
-    parser.add_argument("--data-dir", metavar="DIR", help="data directory for named sets")
-    parser.add_argument("--target", metavar="COLUMN", action="append", help="for files: a column to drop (repeatable)")
+    parser.add_argument("data", metavar="DATA", nargs="?", help="optional: " + DATA_HELP)
+    add_data_options(parser)
     parser.add_argument("--kernel", choices=tuple(KERNELS),
                         help="kernel for DATA (default rbf): rbf exp(-gamma|x-y|^2), poly (gamma x.y + coef0)^degree, "
                              "linear x.y, neg-distance -|x-y|")
@@ -101,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
     from ..certify.psd import certify_kernel_psd, experiment1
 
     if args.data is None:
-        options = [f"--{name.replace('_', '-')}" for name in ("kernel", "gamma", "degree", "coef0", "data_dir", "target")
+        options = [f"--{name.replace('_', '-')}" for name in ("kernel", "gamma", "degree", "coef0", "data_dir", "target",
+                                                                  "categorical")
                    if getattr(args, name) is not None]
         if options:
             raise UsageError(f"{', '.join(options)} need(s) DATA; without DATA the command runs Experiment 1")

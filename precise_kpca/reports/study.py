@@ -194,8 +194,9 @@ def run_study(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore, 
     -------
     RunStats
     """
-    from tqdm.auto import tqdm
+    from ..extras import progress_bar_class
 
+    tqdm = progress_bar_class()
     keys = {name: store.register_data(item.X, name) for name, item in data.items()}
     tasks = plan_tasks(data, plan, keys)
     done = store.existing((task.key for _, task in tasks), retry_uncertified=retry_uncertified)

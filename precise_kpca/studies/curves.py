@@ -244,8 +244,9 @@ def _open_store(store) -> tuple[ResultsStore, bool]:
 
 
 def _progress_bar(total: int, progress):
-    from tqdm.auto import tqdm
+    from ..extras import progress_bar_class
 
+    tqdm = progress_bar_class()
     disable = not progress or (progress != "always" and not sys.stderr.isatty())
     return tqdm(total=total, unit="pt", desc="points", file=sys.stderr, disable=disable, dynamic_ncols=True)
 
