@@ -1,11 +1,14 @@
 """Optional dependencies: the package extras and the one-line message a feature gives when its extra is missing.
 
-The core install (``pip install precise_kpca``) computes, certifies, plots and writes CSV. Three features need
+The core install (``pip install precise_kpca``) computes, certifies, plots and writes CSV. Four features need
 more and name their extra when it is absent:
 
 * ``[dask]``: the ``dask://HOST:PORT`` executor (dask.distributed);
 * ``[parquet]``: Parquet copies of the tables (pyarrow);
-* ``[notebooks]``: widget progress bars and running the notebooks (ipywidgets, ipykernel, nbclient).
+* ``[notebooks]``: widget progress bars and running the notebooks (ipywidgets, ipykernel, nbclient);
+* ``[proofs]``: ``precise-kpca prove``, the symbolic checks of the paper's derivations (sympy).
+
+``[test]`` pulls them all.
 """
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ import importlib.util
 import sys
 import warnings
 
-EXTRAS = {"dask": "dask.distributed", "parquet": "pyarrow", "notebooks": "ipywidgets"}
+EXTRAS = {"dask": "dask.distributed", "parquet": "pyarrow", "notebooks": "ipywidgets", "proofs": "sympy"}
 """Extra -> the module whose presence says it is installed."""
 
 

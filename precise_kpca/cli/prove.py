@@ -21,7 +21,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def proof_registry():
-    """``proofs.registry``, installed (``precise_kpca.proofs``) or from a checkout (``proofs``)."""
+    """``proofs.registry``, installed (``precise_kpca.proofs``) or from a checkout (``proofs``).
+
+    Raises
+    ------
+    MissingExtra
+        Without sympy (the ``[proofs]`` extra).
+    """
+    from ..extras import require
+
+    require("proofs", "precise-kpca prove")
     try:
         return importlib.import_module("precise_kpca.proofs.registry")
     except ModuleNotFoundError as exc:

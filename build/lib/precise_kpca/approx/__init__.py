@@ -1,0 +1,1 @@
+"""Kernel approximations: random Fourier features, Nyström and random-feature KPCA, large-σ studies."""

@@ -1,0 +1,293 @@
+"""First-order (ε²) perturbation data of Theorem 3, scaled to thousands of rows.
+
+σ_X² H K_G H = L + ε² M + O(ε⁴), ε = 1/σ_X, L = X_c X_cᵀ, M = H D^{∘2} H / 8 (proofs/perturbation). With the
+nonzero linear eigenpairs (λ_i, w_i), i < r, grouped into clusters of exactly repeated values, and P₀ the
+projector on null(L):
+
+* eigenvalue shifts: for a cluster g the eigenvalues of W_gᵀ M W_g (w_iᵀ M w_i for a simple λ_i); the null
+  eigenvalue 0 splits into the eigenvalues of P₀ M P₀ (M kills 1, so its top magnitude ``null_top`` is that of
+  (I − WWᵀ) D^{∘2} (I − WWᵀ)/8 on 1⊥);
+* eigenprojections: the largest principal angle between a group's perturbed eigenspace and span(W_g) is
+  ε² ‖T_g‖₂ + O(ε⁴), column i of T_g being
+  ``(I − W_g W_gᵀ) M w_i / λ_i + Σ_{j∉g} w_j (w_jᵀ M w_i) λ_j / (λ_i (λ_i − λ_j))``
+  (the reduced resolvent with the null block folded in, so poorly determined small-λ_j directions enter
+  damped by λ_j).
+
+Two paths evaluate the same formulas:
+
+* ``"mp"`` — everything in working precision from exact data (N×N mp matrices; N up to a few hundred);
+* ``"float64"`` — the linear eigenproblem stays exact-then-mp: the d×d integer matrix (N X_c)ᵀ(N X_c) is formed
+  exactly (python-flint) and diagonalized by :func:`precise_kpca.numerics.eigen_refine.refine_eigensystem`
+  with rigorous error bounds (which also decide the rank and the exact clusters); W = (N X_c) Q Λ^{−1/2} and
+  the N×N work are float64: D^{∘2} from SciPy's direct squared distances (relative error ≤ (d + 2)u per entry),
+  D^{∘2}W by BLAS, and the top of the null block by dense ``eigvalsh`` (N ≤ 1500) or ARPACK (Lanczos).
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import flint
+import mpmath
+import numpy as np
+from scipy.sparse.linalg import LinearOperator, eigsh
+from scipy.spatial.distance import cdist
+
+from ..backends import MPBackend
+from ..numerics.centering import center_array
+from ..numerics.eigen_refine import refine_eigensystem
+from ..numerics.exact import ExactData
+from ..validation import check_data
+from ..numerics.exact_geometry import ExactEccentricity
+
+PATHS = ("float64", "mp")
+DENSE_NULL_MAX_N = 1500
+MP_CHECK_MAX_N = 120
+_BLOCK_ROWS = 512
+_DPS = 40
+
+
+class LinearExact:
+    """Nonzero eigenpairs of L from an exact integer matrix, in mp with rigorous bounds.
+
+    A = (N X_c)ᵀ(N X_c) (d×d) when d ≤ N, else (N X_c)(N X_c)ᵀ (N×N): the smaller one, with L's nonzero
+    eigenvalues λ_i = a_i · 2^(2e) / N².
+
+    Attributes
+    ----------
+    scaled : ndarray of int, shape (N, d)
+        N X_c / 2^e, exact integers.
+    a_values : ndarray of mpf, shape (r,)
+        Nonzero eigenvalues of A (descending).
+    q : ndarray of mpf, shape (d, r) or (N, r)
+        Their unit eigenvectors.
+    rank : int
+        Eigenvalues whose error bound separates them from 0.
+    clusters : list of tuple of int
+        Index ranges (start, stop) of eigenvalues not separated by their error bounds (singletons included).
+    """
+
+    def __init__(self, X: np.ndarray, dps: int):
+        exact = ExactData.from_float64(X)
+        n, d = X.shape
+        self.n, self.exp2 = n, exact.exp2
+        self.scaled = n * exact.mantissas - exact.mantissas.sum(axis=0)[None, :]
+        self.rows_side = d > n
+        S = flint.fmpz_mat(self.scaled.tolist())
+        product = S * S.transpose() if self.rows_side else S.transpose() * S
+        size = min(n, d)
+        entries = [mpmath.mp.make_mpf(mpmath.libmp.from_int(int(v))) for v in product.entries()]
+        system = refine_eigensystem(np.array(entries, dtype=object).reshape(size, size), dps=dps, tier=1, k=size)
+        bounds = system.value_error_bounds
+        self.rank = sum(1 for v, e in zip(system.values, bounds) if v > 2 * e)
+        if self.rank == 0:
+            raise ValueError(f"X ({n}×{d}) has all rows equal: the centered linear Gram is 0")
+        self.a_values = system.values[: self.rank]
+        self.q = system.vectors[:, : self.rank]
+        self.clusters = _clusters(self.a_values, bounds[: self.rank])
+
+    def lambda_scale(self) -> Fraction:
+        """The factor 2^(2e)/N² turning eigenvalues of A into eigenvalues of L."""
+        return Fraction(2) ** (2 * self.exp2) / self.n**2
+
+    def vectors(self, backend: MPBackend | None = None) -> np.ndarray:
+        """W, shape (N, r): unit eigenvectors of L, in float64 (``backend=None``) or the mp backend."""
+        if backend is None:
+            if self.rows_side:
+                return np.array([[float(v) for v in row] for row in self.q])
+            basis = np.array([[float(v / mpmath.sqrt(a)) for v, a in zip(row, self.a_values)] for row in self.q])
+            return np.array(self.scaled, dtype=np.float64) @ basis  # columns orthonormal to ~u·√(λ_1/λ_i)
+        b = backend
+        if self.rows_side:
+            return b.internal(self.q)
+        inv_root = np.array([[b.scalar(v) / b.sqrt(b.scalar(a)) for v, a in zip(row, self.a_values)]
+                             for row in self.q], dtype=object)
+        return b.matmul(b.from_scaled_integers(self.scaled, 0), inv_root)  # (N X_c) Q A^{-1/2}
+
+
+def _clusters(values, bounds) -> list[tuple[int, int]]:
+    groups, start = [], 0
+    for i in range(1, len(values) + 1):
+        if i == len(values) or values[i - 1] - values[i] > 2 * (bounds[i - 1] + bounds[i]):
+            groups.append((start, i))
+            start = i
+    return groups
+
+
+class FirstOrder:
+    """First-order perturbation data of σ_X² H K_G H around L (module docstring).
+
+    Parameters
+    ----------
+    X : array_like, shape (N, d)
+    path : {"float64", "mp"}
+    dps : int
+        Working precision of the linear eigenproblem (both paths) and of the ``"mp"`` path.
+
+    Attributes
+    ----------
+    rank : int
+    values : ndarray of float, shape (rank,)
+        Nonzero linear eigenvalues λ_i, descending.
+    clusters : list of tuple of int
+        Exactly repeated linear eigenvalues (index ranges).
+    shifts : ndarray of float, shape (rank,)
+        First-order shifts (eigenvalues of W_gᵀ M W_g per cluster, descending within it).
+    null_top : float
+        Largest |eigenvalue| of P₀ M P₀.
+    d_x2 : float
+        Squared median distance (exact data, rounded once).
+    """
+
+    def __init__(self, X, *, path: str = "float64", dps: int = _DPS):
+        X = check_data(X)
+        if path not in PATHS:
+            raise ValueError(f"path must be one of {PATHS}, got {path!r}")
+        self.path, self.n = path, X.shape[0]
+        linear = LinearExact(X, dps)
+        self.rank, self.clusters = linear.rank, linear.clusters
+        ecc = ExactEccentricity(X)
+        with flint.ctx.workprec(128):
+            roots = [flint.arb(v).sqrt() for v in ecc.median_sq]
+            d_x = sum(roots[1:], roots[0]) / len(roots)
+            self.d_x2 = float((d_x * d_x).mid()) * 2.0 ** (2 * linear.exp2)
+        if path == "mp":
+            self._evaluate_mp(X, linear, dps)
+        else:
+            self._evaluate_float64(X, linear)
+
+    # -- the two evaluations -------------------------------------------------------------------------------
+    def _evaluate_float64(self, X, linear: LinearExact) -> None:
+        lam = np.array([float(a) for a in linear.a_values]) * float(linear.lambda_scale())
+        W = linear.vectors()
+        D2W = np.empty_like(W)
+        for start in range(0, self.n, _BLOCK_ROWS):
+            block = cdist(X[start:start + _BLOCK_ROWS], X, "sqeuclidean")
+            D2W[start:start + _BLOCK_ROWS] = (block * block) @ W
+        MW = (D2W - D2W.mean(axis=0)) / 8  # H D² H W / 8 with HW = W
+        C = W.T @ MW
+        C = (C + C.T) / 2
+        self.values, self._W, self._MW, self._C = lam, W, MW, C
+        self.shifts = np.concatenate([np.linalg.eigvalsh(C[s:t, s:t])[::-1] for s, t in self.clusters])
+        self.null_top = _null_top_float64(X, W)
+
+    def _evaluate_mp(self, X, linear: LinearExact, dps: int) -> None:
+        b = MPBackend(dps)
+        exact = ExactData.from_float64(X)
+        sq = b.from_scaled_integers(exact.squared_distance_integers, 2 * exact.exp2)
+        M = center_array(sq * sq) / 8
+        W = linear.vectors(b)
+        lam = np.array([b.scalar(a) * b.scalar(linear.lambda_scale()) for a in linear.a_values], dtype=object)
+        MW = b.matmul(M, W)
+        C = b.matmul(W.T, MW)
+        self.values = np.array([b.to_float(v) for v in lam])
+        self._W, self._MW, self._C, self._backend, self._lam_mp = W, MW, C, b, lam
+        shifts = []
+        for s, t in self.clusters:
+            shifts.extend(b.eigh(C[s:t, s:t])[0])
+        self.shifts = np.array([b.to_float(v) for v in shifts])
+        null = M - b.matmul(MW, W.T) - b.matmul(W, MW.T) + b.matmul(b.matmul(W, C), W.T)  # (I − WWᵀ) M (I − WWᵀ), M1 = 0
+        if self.n - self.rank - 1 <= 0:
+            self.null_top = 0.0
+        else:
+            top = refine_eigensystem(null, dps=dps, tier=1, k=1)
+            self.null_top = b.to_float(max(abs(top.values[0]), abs(top.values[-1])))
+
+    # -- constants -----------------------------------------------------------------------------------------
+    def eigenvalue_coefficient(self) -> float:
+        """lim σ² × Eq. 18 = max(|shifts|, null_top) / (d_X² λ_1)."""
+        top = max(float(np.max(np.abs(self.shifts))), self.null_top)
+        return top / (self.d_x2 * self.values[0])
+
+    def angle_coefficient(self, start: int, stop: int) -> float:
+        """‖T_g‖₂ for the linear eigenvalues start..stop−1 (lim σ_X² × their largest principal angle).
+
+        Raises
+        ------
+        ValueError
+            If the range splits a cluster of exactly repeated eigenvalues (no limit exists then) or leaves
+            the nonzero spectrum.
+        """
+        if not 0 <= start < stop <= self.rank:
+            raise ValueError(f"eigenvalue range {start}..{stop - 1} is outside the {self.rank} nonzero ones")
+        for s, t in self.clusters:
+            if s < stop < t or s < start < t:
+                raise ValueError(
+                    f"eigenvalues {start}..{stop - 1} split the exactly repeated linear eigenvalues {s}..{t - 1}: "
+                    "the Gaussian eigenvectors of a repeated eigenvalue have no individual limit; take the whole "
+                    "cluster (raise or lower k)")
+        if self.path == "mp":
+            return self._angle_mp(start, stop)
+        W, MW, C, lam = self._W, self._MW, self._C, self.values
+        g = slice(start, stop)
+        inside = W[:, g] @ (W[:, g].T @ MW[:, g])
+        T = (MW[:, g] - inside) / lam[g]
+        others = np.r_[0:start, stop:self.rank]
+        if len(others):
+            weights = lam[others][:, None] / (lam[g][None, :] * (lam[g][None, :] - lam[others][:, None]))
+            T = T + W[:, others] @ (C[others, g] * weights)
+        return float(np.linalg.norm(T, 2))
+
+    def _angle_mp(self, start: int, stop: int) -> float:
+        b, W, MW, C, lam = self._backend, self._W, self._MW, self._C, self._lam_mp
+        g = list(range(start, stop))
+        Wg = W[:, g]
+        T = (MW[:, g] - Wg.dot(Wg.T.dot(MW[:, g]))) / lam[g][None, :]
+        for j in [j for j in range(self.rank) if j not in g]:
+            weights = np.array([C[j, i] * lam[j] / (lam[i] * (lam[i] - lam[j])) for i in g], dtype=object)
+            T = T + np.outer(W[:, j], weights)
+        top = b.eigh(T.T.dot(T))[0][0]
+        return b.to_float(b.sqrt(top))
+
+
+def _null_top_float64(X: np.ndarray, W: np.ndarray) -> float:
+    """Largest |eigenvalue| of (I − WWᵀ − 11ᵀ/N) D^{∘2} (I − WWᵀ − 11ᵀ/N) / 8."""
+    n, r = W.shape
+    if n - r - 1 <= 0:
+        return 0.0
+
+    def project(v):
+        v = v - W @ (W.T @ v)
+        return v - v.mean(axis=0)
+
+    if n <= DENSE_NULL_MAX_N:
+        D = cdist(X, X, "sqeuclidean")
+        B = project(project(D * D).T) / 8
+        return float(np.max(np.abs(np.linalg.eigvalsh((B + B.T) / 2))))
+    blocks = [(s, cdist(X[s:s + _BLOCK_ROWS], X, "sqeuclidean") ** 2) for s in range(0, n, _BLOCK_ROWS)]
+
+    def matvec(v):
+        p = project(v.reshape(n, -1))
+        out = np.empty_like(p)
+        for s, block in blocks:
+            out[s:s + len(block)] = block @ p
+        return project(out) / 8
+
+    operator = LinearOperator((n, n), matvec=matvec, matmat=matvec, dtype=np.float64)
+    value = eigsh(operator, k=1, which="LM", return_eigenvectors=False, tol=0, ncv=min(n, 40))
+    return float(abs(value[0]))
+
+
+def checked_pair(X, *, mp_max_n: int = MP_CHECK_MAX_N) -> tuple[FirstOrder, FirstOrder, str]:
+    """The float64 evaluation and the independent one that certifies its digits, with the method's name.
+
+    N ≤ ``mp_max_n``: the ``"mp"`` path (every N×N quantity at dps 40 from exact data). Larger N: a second
+    float64 evaluation on X with rows and columns reversed (every BLAS, ``cdist`` and Lanczos rounding
+    differs); agreement then measures sensitivity to rounding, which is what limits the float64 path — the
+    float64 path itself is validated against the mp path in the tests.
+    """
+    X = check_data(X)
+    primary = FirstOrder(X)
+    if X.shape[0] <= mp_max_n:
+        return primary, FirstOrder(X, path="mp"), f"float64 path vs mp path (dps {_DPS}, exact data): agreement"
+    reference = FirstOrder(np.ascontiguousarray(X[::-1, ::-1]))
+    return primary, reference, "float64 path vs float64 on reversed rows/columns: agreement (rounding sensitivity)"
+
+
+def agreeing_digits(a: float, b: float) -> int:
+    """Significant digits on which two floats agree (≤ 15)."""
+    if a == b:
+        return 15
+    if b == 0:
+        return 0
+    return max(0, min(15, int(math.floor(-math.log10(abs(a - b) / abs(b))))))

@@ -1,0 +1,122 @@
+"""The arithmetic context every algorithm is written against.
+
+An algorithm in :mod:`precise_kpca.numerics` is written once, with NumPy array syntax (``+``, ``@``,
+``sum``, broadcasting) plus the few primitives below; the backend decides what an array element is:
+
+* :class:`~precise_kpca.backends.float64.Float64Backend` — IEEE float64 elements, LAPACK eigensolver;
+* :class:`~precise_kpca.backends.mp.MPBackend` — NumPy object arrays of mpmath ``mpf`` from a private
+  :class:`mpmath.MPContext` at ``dps`` decimal digits (the global ``mpmath.mp`` is never touched).
+
+Precision is a property of the backend object, never of global state.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from fractions import Fraction
+
+import numpy as np
+
+
+class Backend(ABC):
+    """Arithmetic and linear-algebra primitives for one kind of number.
+
+    Attributes
+    ----------
+    name : str
+        ``"float64"``, ``"float64-naive"`` or ``"mp"``.
+    dps : int
+        Working precision in decimal digits (15 for float64).
+    prec : int
+        Working precision in bits (53 for float64).
+    naive : bool
+        True for the paper-compatible mode that exponentiates and then centers (no cancellation-free forms).
+    """
+
+    name: str
+    dps: int
+    prec: int
+    naive: bool = False
+
+    @property
+    def eps(self) -> float:
+        """Unit roundoff 2**(1 - prec): the scale of every tolerance on this backend."""
+        return 2.0 ** (1 - self.prec)
+
+    # --- conversion -----------------------------------------------------------------------------------
+    @abstractmethod
+    def scalar(self, value):
+        """Convert an int, Fraction, float, or mpmath number to one backend scalar (one rounding at most)."""
+
+    @abstractmethod
+    def from_scaled_integers(self, integers: np.ndarray, exp2: int) -> np.ndarray:
+        """Array of ``integers * 2**exp2`` (object array of Python ints), each entry rounded once."""
+
+    @abstractmethod
+    def export(self, array):
+        """Public form of an array or scalar: float64 values, or global-type ``mpmath.mpf`` (no rounding)."""
+
+    @abstractmethod
+    def internal(self, array):
+        """Inverse of :meth:`export`: bring public values (floats or any ``mpf``) into this backend."""
+
+    def to_float(self, value) -> float:
+        """Nearest float of a backend scalar (for reporting only, never for further computation)."""
+        return float(value)
+
+    # --- elementwise functions ------------------------------------------------------------------------
+    @abstractmethod
+    def exp(self, a): ...
+
+    @abstractmethod
+    def expm1(self, a): ...
+
+    @abstractmethod
+    def sqrt(self, a): ...
+
+    @abstractmethod
+    def log2(self, a): ...
+
+    @abstractmethod
+    def exp_residual(self, u):
+        """``exp(-u) - 1 + u`` for ``u >= 0`` with full relative accuracy, also where it is ~u²/2 ≪ u."""
+
+    # --- linear algebra -------------------------------------------------------------------------------
+    @abstractmethod
+    def eigh(self, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Eigenvalues (descending) and orthonormal eigenvectors (columns) of a symmetric matrix."""
+
+    def matmul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """a @ b (backends may override with a faster exact-product scheme)."""
+        return a.dot(b)
+
+    def operator(self, a: np.ndarray):
+        """``a`` prepared for repeated products ``op.dot(b)`` (itself on float64)."""
+        return a
+
+    def zeros(self, shape) -> np.ndarray:
+        return np.full(shape, self.scalar(0), dtype=self.dtype)
+
+    @property
+    @abstractmethod
+    def dtype(self): ...
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, dps={self.dps})"
+
+
+def as_fraction(value) -> Fraction:
+    """Exact rational value of an int, float, Fraction, or mpmath mpf (mpf are dyadic, hence exact)."""
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, (int, np.integer)):
+        return Fraction(int(value))
+    if isinstance(value, (float, np.floating)):
+        return Fraction(float(value))
+    mpf_tuple = getattr(value, "_mpf_", None)
+    if mpf_tuple is not None:
+        sign, man, exp, _ = mpf_tuple
+        if not man and exp:  # mpmath encodes inf/nan as zero mantissa with a nonzero exponent code
+            raise ValueError(f"{value!r} is not a finite number")
+        numerator = (-1) ** sign * int(man)
+        return Fraction(numerator * 2**exp) if exp >= 0 else Fraction(numerator, 2 ** (-exp))
+    raise TypeError(f"cannot convert {type(value).__name__} {value!r} to an exact rational")

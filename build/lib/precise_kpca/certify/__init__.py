@@ -1,0 +1,1 @@
+"""Rigorous certificates (PSD / Mercer certificates in :mod:`precise_kpca.certify.psd`)."""

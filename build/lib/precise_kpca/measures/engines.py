@@ -1,0 +1,104 @@
+"""The engines of the route table (:mod:`.routes`): each computes one measure one way and returns a Measurement.
+
+Every engine has the signature ``engine(X, name, sigma, *, k, digits, tau, aggregate, median, start, route)``; the
+rigorous ones return ``guarantee="rigorous"`` (possibly short of the digits asked) or raise
+:class:`~precise_kpca.errors.RouteUnavailable` / :class:`~precise_kpca.errors.InsufficientPrecision` /
+:class:`~precise_kpca.errors.Undetermined`; the route table decides what follows.
+"""
+from __future__ import annotations
+
+import math
+
+import mpmath
+
+from ..certify.linear_enclosure import linear_enclosure
+from . import enclosed, results, structured_enclosed
+from .intervals import eigen_distance_at_zero_interval
+from .measurement import Route
+from .metric import metric_dissonance_ball
+
+_BITS_PER_DIGIT = math.log2(10)
+_NORMALIZER_BITS = 256  # the linear enclosure behind EigenDist(I, w): radius ~2**-256 ‖L‖
+
+
+def arb_ball(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route):
+    prec = int((digits + 5) * _BITS_PER_DIGIT) + 16
+    lo, hi = results.arb_ends(metric_dissonance_ball(X, sigma, prec=prec, median=median))
+    return results.rigorous(name, sigma, None, lo=lo, hi=hi, f0=(results.ONE, results.ONE), start=start,
+                            digits=digits, route=route, backend="arb",
+                            method="rigorous: python-flint arb balls on exact integer data (diameter pair)")
+
+
+def structured_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route):
+    cert = structured_enclosed.certificate(X, sigma, median=median, digits=min(digits, _structured_cap()))
+    if name == "eigenvalue":
+        lo, hi = structured_enclosed.eigenvalue_interval(cert)
+        lo, hi = results.fraction_ends(lo, hi)
+    elif name == "eigenprojection":
+        lo, hi = structured_enclosed.eigen_distance_interval(cert, k, tau, aggregate)
+    else:
+        lo, hi = structured_enclosed.pc_interval(cert, k)
+    detail = f"top block {cert.t}, linear grid {cert.lin.bits} bits"
+    return _eigen_result(X, name, sigma, k, lo, hi, tau, aggregate, start, digits, _detailed(route, detail),
+                         "rigorous enclosure in L's exact frame (structured range)")
+
+
+def binary128_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route):
+    enc = enclosed.spectrum_enclosure(X, sigma, median=median, k_max=max(k, enclosed.SHARED_GROUPS), tau=tau)
+    if name == "eigenvalue":
+        lo, hi = results.fraction_ends(*enclosed.eigenvalue_interval(enc, X))
+    elif name == "eigenprojection":
+        lo, hi = enclosed.eigen_distance_interval(enc, X, k, tau, aggregate)
+    else:
+        lo, hi = enclosed.pc_interval(enc, X, k)
+    return _eigen_result(X, name, sigma, k, lo, hi, tau, aggregate, start, digits, route,
+                         "rigorous enclosure of the float64 eigensystem of the binary128 Gram")
+
+
+def frobenius_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route):
+    from .cka_enclosed import cka_interval
+
+    enc = cka_interval(X, sigma, median=median)
+    return results.rigorous(name, sigma, None, lo=enc.lower, hi=enc.upper, f0=(enc.f0_lower, enc.f0_upper),
+                            start=start, digits=digits, route=route,
+                            method="rigorous: exact Frobenius sums of L and the binary128 E, ball arithmetic")
+
+
+def agreement(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route):
+    from .agreement import heuristic_auto
+
+    k_field = k if name in ("eigenprojection", "pc") else None
+    return heuristic_auto(X, name, sigma, digits, dict(k=k, tau=tau, aggregate=aggregate, median=median), k_field,
+                          start)
+
+
+def _eigen_result(X, name, sigma, k, lo, hi, tau, aggregate, start, digits, route, method):
+    k_field = k if name in ("eigenprojection", "pc") else None
+    if name == "eigenprojection":
+        f0 = eigen_distance_at_zero_interval(linear_enclosure(X, _NORMALIZER_BITS), k, tau, aggregate)
+    else:
+        f0 = (results.ONE, results.ONE)
+    method += f" (interval [{mpmath.nstr(lo, 5)}, {mpmath.nstr(hi, 5)}])"
+    return results.rigorous(name, sigma, k_field, lo=lo, hi=hi, f0=f0, start=start, digits=digits, route=route,
+                            method=method)
+
+
+def _detailed(route: Route, detail: str) -> Route:
+    return Route(route.engine, route.certificate, detail)
+
+
+def _structured_cap() -> int:
+    from .routes import STRUCTURED_DIGITS
+
+    return STRUCTURED_DIGITS
+
+
+ENGINES = {
+    "arb-ball": arb_ball,
+    "structured-enclosure": structured_enclosure,
+    "binary128-enclosure": binary128_enclosure,
+    "frobenius-enclosure": frobenius_enclosure,
+    "agreement": agreement,
+}
+
+__all__ = ["ENGINES"]

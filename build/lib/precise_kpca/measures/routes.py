@@ -1,0 +1,225 @@
+"""The route table: which engine computes a measure, what certifies it, and in which order — decided here only.
+
+A :class:`Plan` is inspectable before anything heavy runs (``precise-kpca plan`` prints it); :func:`run` executes
+it. Routes:
+
+========================  =========================================  ==========  ===================================
+engine                    measures                                   guarantee   applies
+========================  =========================================  ==========  ===================================
+``arb-ball``              metric                                     rigorous    every σ (closed form in ρ²/σ²)
+``structured-enclosure``  eigenvalue, eigenprojection, pc            rigorous    a linear top block clear of ‖E‖
+``binary128-enclosure``   eigenvalue, eigenprojection, pc            rigorous    every σ the binary128 Gram holds;
+                                                                                 digits ≈ 26 − log10(‖L‖/‖E‖)
+``frobenius-enclosure``   cka                                        rigorous    every σ the binary128 E holds
+``agreement``             all but metric                             heuristic   only with ``guarantee="heuristic"``
+========================  =========================================  ==========  ===================================
+
+Order: the structured route first where it applies (no N³ eigensolver; ≥ 25 digits on eigenvalues), the binary128
+enclosure first where the structured expansion does not apply or its top block does not hold the k vectors asked
+for, each the other's fallback. A route that certifies fewer digits than requested hands over to the next; the best
+rigorous result is kept. A value that depends on an arbitrary basis (:class:`~precise_kpca.errors.Undetermined`)
+stops the plan: no route can give it.
+
+Thresholds (the only ones; each with where it was measured):
+
+* :data:`ENCLOSURE_DIGITS` = 26 — the binary128 enclosure's digits before the cancellation loss
+  log10(λ_1/‖E‖_F): splice σ = 2⁻⁴…2⁶ gave 22–28 at losses 3.2–4.4 (binary128 Gram: 34 digits, less the residual
+  bounds' own growth).
+* :data:`STRUCTURED_DIGITS` = 25 — the structured enclosure's ceiling: E in binary128 carries ~30 digits relative to
+  ‖E‖ (its rigorous bound, ``quad_gram``), a few of which the Kato–Temple and Davis–Kahan constants use.
+* :data:`VECTOR_DIGITS` = 12 — digits of eigenvector angles from the structured route's float64 expansion (wine,
+  σ = 2²⁰ and 2⁴⁰: 12–13 digits on eigenprojection and pc, 27 on eigenvalue); beyond it the route is tried but
+  expected short.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+
+from ..errors import InsufficientPrecision, NoConvergence, RouteUnavailable, Undetermined
+from . import results
+from .measurement import Measurement, Route
+
+ENCLOSURE_DIGITS = 26
+STRUCTURED_DIGITS = 25
+VECTOR_DIGITS = 12
+EIGEN_MEASURES = ("eigenvalue", "eigenprojection", "pc")
+GUARANTEES_ASKED = ("rigorous", "heuristic")
+
+_ROUTES = {
+    "arb-ball": Route("arb-ball", "ball arithmetic on exact integer data (diameter pair)"),
+    "structured-enclosure": Route("structured-enclosure",
+                                  "Weyl, Kato-Temple, Li-Li, Davis-Kahan in L's exact frame; exact products"),
+    "binary128-enclosure": Route("binary128-enclosure",
+                                 "Weyl, Kato-Temple, Li-Li, Davis-Kahan on exact residual products of the float64 "
+                                 "eigensystem of the binary128 Gram"),
+    "frobenius-enclosure": Route("frobenius-enclosure", "exact Frobenius sums and ball arithmetic"),
+    "agreement": Route("agreement", "two evaluations at different precisions agree (heuristic)"),
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One route of a plan: its engine and why it is where it is."""
+
+    engine: str
+    why: str
+
+    @property
+    def route(self) -> Route:
+        return _ROUTES[self.engine]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Ordered routes for one measurement, with the cheap probes they were chosen from.
+
+    Attributes
+    ----------
+    measure, sigma, k, digits, guarantee
+        The request.
+    steps : tuple of Step
+        Rigorous routes in order; ``agreement`` last when the caller accepts heuristic digits.
+    probe : dict
+        ``loss_digits`` (predicted log10(λ_1/‖E‖_F)), ``top_block`` (linear eigenvalues clear of ‖E‖, float64
+        estimate) where they were needed.
+    """
+
+    measure: str
+    sigma: Fraction
+    k: int | None
+    digits: int
+    guarantee: str
+    steps: tuple
+    probe: dict = field(default_factory=dict)
+
+    def describe(self) -> str:
+        lines = [f"{self.measure}" + (f" (k={self.k})" if self.k else "") + f" at sigma={self.sigma}: "
+                 f"{self.digits} digits, guarantee {self.guarantee}"]
+        if self.probe:
+            lines.append("  probe: " + ", ".join(f"{key}={value:.3g}" if isinstance(value, float) else f"{key}={value}"
+                                                 for key, value in self.probe.items()))
+        lines += [f"  {i + 1}. {step.engine}: {step.why}" for i, step in enumerate(self.steps)]
+        return "\n".join(lines)
+
+
+def plan(X: np.ndarray, name: str, sigma: Fraction, *, k: int = 1, digits: int = 10, guarantee: str = "rigorous",
+         tau: float = 1e-6, median: str = "full") -> Plan:
+    """The routes for one measurement (cheap: a float64 probe of ‖E‖ and of the linear spectrum).
+
+    Parameters
+    ----------
+    X : ndarray, shape (N, d)
+        Validated data.
+    name : str
+        Measure name.
+    sigma : Fraction
+    k : int
+    digits : int
+    guarantee : {"rigorous", "heuristic"}
+        ``"heuristic"`` appends the agreement route as the last resort.
+    tau : float
+    median : str
+    """
+    if guarantee not in GUARANTEES_ASKED:
+        raise ValueError(f"guarantee must be one of {GUARANTEES_ASKED}, got {guarantee!r}")
+    k_field = k if name in ("eigenprojection", "pc") else None
+    probe: dict = {}
+    if name == "metric":
+        steps = [Step("arb-ball", "closed form R(ρ²/2σ²) of the diameter pair, enclosed in ball arithmetic")]
+    elif name == "cka":
+        steps = [Step("frobenius-enclosure", "1 − CKA from exact Frobenius sums of L and the binary128 E")]
+    else:
+        loss, top = _probe(X, sigma, median)
+        probe = {"loss_digits": loss, "top_block": top}
+        needed = k if name in ("eigenprojection", "pc") else 1
+        enclosure = ENCLOSURE_DIGITS - loss
+        probe["enclosure_digits"] = enclosure
+        structured_why = (f"linear top block of {top} clear of ‖E‖ holds the {needed} eigenvector(s) needed"
+                          if top >= needed else f"top block {top} < {needed} needed: expected unavailable")
+        enclosure_why = f"predicted {enclosure:.0f} digits (26 less the cancellation loss {loss:.1f})"
+        structured, binary = Step("structured-enclosure", structured_why), Step("binary128-enclosure", enclosure_why)
+        vector_limited = name != "eigenvalue" and digits > VECTOR_DIGITS
+        if top >= needed and not (vector_limited and enclosure >= digits):
+            steps = [structured, binary]
+        else:
+            steps = [binary, structured]
+    if guarantee == "heuristic" and name != "metric":
+        steps.append(Step("agreement", "asked for: two evaluations at different precisions (heuristic)"))
+    return Plan(measure=name, sigma=sigma, k=k_field, digits=digits, guarantee=guarantee, steps=tuple(steps),
+                probe=probe)
+
+
+def _probe(X: np.ndarray, sigma: Fraction, median: str) -> tuple[float, int]:
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    return _probe_cached(X.tobytes(), X.shape, sigma, median)
+
+
+@lru_cache(maxsize=64)
+def _probe_cached(data, shape, sigma, median) -> tuple[float, int]:
+    """(predicted loss digits log10(λ_1/‖E‖_F) + 1, float64 estimate of the structured top block size)."""
+    from ..backends import Float64Backend
+    from ..numerics import double_center, gaussian_residual
+    from ..numerics.perturbed_spectrum import top_block_size
+
+    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+    centered = X - X.mean(axis=0)
+    spectrum = np.linalg.eigvalsh(centered.T @ centered if shape[1] <= shape[0] else centered @ centered.T)[::-1]
+    top = float(spectrum[0])
+    positive = [float(v) for v in spectrum if v > shape[0] * 2.0**-52 * top]
+    try:
+        E = double_center(gaussian_residual(X, sigma, backend=Float64Backend(), median=median)).deviation
+        e_norm = float(np.linalg.norm(E))
+    except ValueError:  # σ beyond the float64 range: E is far below eps·‖L‖; bound it by σ
+        log2_sigma = math.log2(sigma.numerator) - math.log2(sigma.denominator)
+        return 2 * log2_sigma * math.log10(2) + 10, len(positive)
+    loss = max(0.0, math.log10(top / max(e_norm, 1e-300))) + 1
+    return loss, top_block_size(positive, e_norm)
+
+
+def run(X: np.ndarray, the_plan: Plan, *, tau: float = 1e-6, aggregate: str = "mean", median: str = "full",
+        start: float | None = None) -> Measurement:
+    """Execute a plan: each route in turn until one certifies the requested digits (see the module docstring)."""
+    from . import engines
+
+    start = time.perf_counter() if start is None else start
+    name, sigma, k, digits = the_plan.measure, the_plan.sigma, the_plan.k, the_plan.digits
+    best, notes = None, []
+    for step in the_plan.steps:
+        try:
+            m = engines.ENGINES[step.engine](X, name, sigma, k=k or 1, digits=digits, tau=tau, aggregate=aggregate,
+                                             median=median, start=start, route=step.route)
+        except Undetermined as exc:
+            return results.undetermined(name, sigma, k, reason=f"not determined: {exc}", start=start, digits=digits,
+                                        route=step.route)
+        except (RouteUnavailable, InsufficientPrecision, NoConvergence) as exc:
+            notes.append(f"{step.engine}: {exc}")
+            continue
+        if m.guarantee == "heuristic" or not m.short:
+            return m if not notes or not m.short else _with_notes(m, notes)
+        notes.append(f"{step.engine}: {m.certified_digits} digits")
+        if best is None or m.certified_digits > best.certified_digits:
+            best = m
+    if best is not None:
+        import warnings
+
+        best = _with_notes(best, notes)
+        warnings.warn(f"{name} at sigma={sigma}: {best.reason}", RuntimeWarning, stacklevel=3)
+        return best
+    return results.undetermined(name, sigma, k, reason="no rigorous route applies: " + "; ".join(notes),
+                                start=start, digits=digits)
+
+
+def _with_notes(m: Measurement, notes) -> Measurement:
+    from dataclasses import replace
+
+    reason = m.reason + (" (routes tried: " + "; ".join(notes) + ")" if notes else "")
+    return replace(m, reason=reason)
+
+
+__all__ = ["ENCLOSURE_DIGITS", "Plan", "STRUCTURED_DIGITS", "Step", "VECTOR_DIGITS", "plan", "run"]

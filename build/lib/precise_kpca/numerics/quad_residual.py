@@ -1,0 +1,55 @@
+"""E = H G H held as binary128 words and applied exactly to mp vectors: the structured path's mp twin at large N.
+
+The mp backend's own E is one mpmath object per entry (tens of GB at N = 5404). Here E comes from the binary128
+builder (~106 bits relative to max|E|, rigorous Frobenius bound) and each product E·V is exact fixed-point
+arithmetic on float64 BLAS (:mod:`precise_kpca.backends.ozaki`), rounded once to the backend's precision.
+Suitable for working precisions up to ~30 digits (:data:`MAX_DPS`): beyond, E itself is the limit.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..backends import MPBackend
+from ..backends.mp import fixed_point_integers
+from ..backends.ozaki import FixedMatrix, matmul
+from .quad_gram import centered_residual_words
+
+MAX_DPS = 30
+_E_BITS = 120  # fixed-point bits of E = hi + lo below max|E| (the words carry ~106)
+
+
+class QuadResidualOperator:
+    """The operator interface of :class:`~precise_kpca.numerics.perturbed_spectrum.PerturbedSpectrum`.
+
+    Attributes
+    ----------
+    shape : tuple (N, N)
+    frobenius : float
+        ‖E‖_F of the float64 high word.
+    error_bound : float
+        Rigorous bound on ‖E_exact − (hi + lo)‖_F from the builder.
+    """
+
+    def __init__(self, X: np.ndarray, sigma, backend: MPBackend, median: str = "full"):
+        if backend.dps > MAX_DPS:
+            raise ValueError(f"binary128 E carries ~{MAX_DPS} digits; dps={backend.dps} needs the mp residual")
+        words = centered_residual_words(X, sigma, median=median)
+        self.backend = backend
+        self.shape = words.hi.shape
+        self._hi = words.hi
+        self._fixed = FixedMatrix.from_words([words.hi, words.lo], bits=_E_BITS)
+        self.frobenius = float(np.linalg.norm(words.hi))
+        self.error_bound = words.error_bound + self.shape[0] * self._fixed.error_bound
+
+    def to_float64(self) -> np.ndarray:
+        return self._hi
+
+    def dot(self, b: np.ndarray) -> np.ndarray:
+        """E·b for an object array of backend mpf, shape (N,) or (N, m); exact product, one rounding per entry."""
+        b = np.asarray(b, dtype=object)
+        matrix = b.reshape(b.shape[0], -1)
+        bits = self.backend.prec + 16
+        ints, exp2 = fixed_point_integers(matrix, bits)
+        fixed = FixedMatrix.from_integers(np.array(ints, dtype=object).reshape(matrix.shape), exp2)
+        product, e = matmul(self._fixed, fixed, bits=bits).to_integers()
+        return self.backend.from_scaled_integers(product, e).reshape(self.shape[:1] + b.shape[1:])

@@ -1,0 +1,133 @@
+"""The paper's multi-data-set figures: curves of one measure over several data sets (Figs 3, 5, 6, 8) and
+large-σ values against ρ with a least-squares line (Figs 4, 7).
+
+Curves: certified values solid, the float64-naive recomputation (the paper's arithmetic) dashed in the same
+colour, the paper's largest reliable σ = 2⁷ marked, a −2 slope guide. Rigorous points are filled markers, the
+others hollow, in every figure; the legend says which is which.
+"""
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after selecting the non-interactive backend)
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from ..studies.curves import NAIVE_BACKEND  # noqa: E402
+from .curves import LABELS, draw_guarantee_markers, hollow_label  # noqa: E402
+
+PAPER_LIMIT_LOG2_SIGMA = 7
+
+
+def draw_measure_across(ax, curves: pd.DataFrame, measure: str, k=None, *, datasets=None) -> None:
+    """Draw one measure (one k) for several data sets on ``ax``.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    curves : pandas.DataFrame
+        Curve rows with ``dataset`` and ``rho`` columns (:func:`precise_kpca.reports.study.collect_curves`).
+    measure : str
+    k : int, optional
+        Rank (eigenprojection).
+    datasets : sequence of str, optional
+        Which data sets, in legend order (default: all, by increasing ρ).
+    """
+    rows = curves[curves["measure"] == measure]
+    rows = rows[rows["k"].isna()] if k is None else rows[rows["k"] == k]
+    if datasets is None:
+        datasets = rows.drop_duplicates("dataset").sort_values("rho")["dataset"].tolist()
+    drawn: set[str] = set()
+    for index, name in enumerate(datasets):
+        mine = rows[rows["dataset"] == name].sort_values("log2_sigma")
+        if mine.empty:
+            continue
+        color = f"C{index % 10}"
+        certified = mine[(mine["requested_backend"] != NAIVE_BACKEND) & np.isfinite(mine["normalized"])]
+        naive = mine[(mine["requested_backend"] == NAIVE_BACKEND) & np.isfinite(mine["normalized"])]
+        ax.plot(certified["log2_sigma"], certified["normalized"], "-", lw=1.3, color=color,
+                label=f"{name} (ρ={mine['rho'].iloc[0]:.3g})")
+        drawn.update(draw_guarantee_markers(ax, certified["log2_sigma"], certified["normalized"],
+                                            certified["guarantee"], color=color, ms=2.5, labels=False))
+        ax.plot(naive["log2_sigma"], naive["normalized"], "--", lw=1.0, color=color, alpha=0.8)
+    finite = rows[np.isfinite(rows["normalized"]) & (rows["requested_backend"] != NAIVE_BACKEND)]
+    if len(finite):
+        x_max = finite["log2_sigma"].max()
+        y_end = finite[finite["log2_sigma"] == x_max]["normalized"].min() - 3
+        x_start = max(finite["log2_sigma"].min(), x_max - 12)
+        ax.plot([x_start, x_max], [y_end + 2 * (x_max - x_start), y_end], color="0.4", lw=1, ls="-.",
+                label="slope −2")
+    ax.axvline(PAPER_LIMIT_LOG2_SIGMA, color="0.6", lw=0.8, ls=":")
+    ax.plot([], [], "--", color="0.3", lw=1.0, label="float64-naive (paper's arithmetic)")
+    if "rigorous" in drawn:
+        ax.plot([], [], "o", color="0.3", ms=4, label="rigorous")
+    if drawn - {"rigorous"}:
+        ax.plot([], [], "o", color="0.3", mfc="white", ms=4, label=hollow_label(drawn))
+    ax.set_title(LABELS.get(measure, measure) + ("" if k is None else f", top {k}"), fontsize=9)
+    ax.set_xlabel("log2 σ (standardized bandwidth); dotted: paper's limit 2^7")
+    ax.set_ylabel("normalized log2 measure (Eq. 16)")
+    ax.grid(True, lw=0.4, alpha=0.5)
+    ax.legend(fontsize=6.5, loc="lower left")
+
+
+def plot_measure_across(curves: pd.DataFrame, panels, *, datasets=None, title: str | None = None):
+    """A figure with one panel per ``(measure, k)`` of ``panels``, all data sets on each (Figs 3, 5, 6, 8).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    panels = list(panels)
+    if not panels:
+        raise ValueError("no panels to plot")
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels), 4.4), squeeze=False, layout="constrained")
+    for ax, (measure, k) in zip(axes[0], panels):
+        draw_measure_across(ax, curves, measure, k, datasets=datasets)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def plot_rho_scatter(log2_rho, log2_values, labels, guarantees, *, fit=None, paper_fit=None, ylabel: str,
+                     title: str):
+    """log2 measure at large σ against log2 ρ, one labelled point per data set, with least-squares lines (Figs 4, 7).
+
+    Parameters
+    ----------
+    log2_rho, log2_values : array_like, shape (n,)
+    labels : sequence of str
+    guarantees : sequence of str
+        Each point's guarantee: rigorous points filled, the others hollow.
+    fit : (slope, intercept, r2), optional
+        Our least-squares line.
+    paper_fit : (slope, intercept or None, r2), optional
+        The paper's printed fit; drawn when its intercept is printed, otherwise quoted in the legend.
+    ylabel, title : str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    x, y = np.asarray(log2_rho, dtype=float), np.asarray(log2_values, dtype=float)
+    fig, ax = plt.subplots(figsize=(5.6, 4.4), layout="constrained")
+    draw_guarantee_markers(ax, x, y, guarantees, color="C0", ms=4, labels=True)
+    for xi, yi, label in zip(x, y, labels):
+        ax.annotate(label, (xi, yi), fontsize=6, xytext=(3, 2), textcoords="offset points")
+    span = np.array([x.min(), x.max()]) if len(x) else np.array([0.0, 1.0])
+    if fit is not None:
+        ax.plot(span, fit[0] * span + fit[1], "-", color="C1",
+                label=f"ours: slope {fit[0]:.2f}, intercept {fit[1]:.2f}, r² = {fit[2]:.2f}")
+    if paper_fit is not None:
+        slope, intercept, r2 = paper_fit[:3]
+        if intercept is None:
+            ax.plot([], [], " ", label=f"paper: slope {slope:.2f}, r² = {r2:.2f}")
+        else:
+            ax.plot(span, slope * span + intercept, "--", color="C2",
+                    label=f"paper: slope {slope:.2f}, intercept {intercept:.2f}, r² = {r2:.2f}")
+    ax.set_xlabel("log2 ρ (Eq. 4)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    ax.grid(True, lw=0.4, alpha=0.5)
+    ax.legend(fontsize=7, loc="upper left")
+    return fig

@@ -1,0 +1,246 @@
+"""The study's computation: data sets (optionally subsampled), every curve point as one task of one sweep over
+all data sets, streamed into the results store, and the curves read back from it.
+
+A point is keyed exactly as in :func:`precise_kpca.studies.convergence_curve` (data hash, measure, k, σ,
+requested backend, digits), so ``precise-kpca curves`` and ``precise-kpca reproduce`` share stored points, and a
+rerun of the study computes only what is missing.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..studies.curves import COLUMNS, NAIVE_BACKEND, PointTask, bundle_tasks, compute_bundle, sweep_tasks
+from ..studies.executors import get_executor
+from ..studies.store import ResultsStore
+
+STUDY_MEASURES = ("metric", "eigenvalue", "eigenprojection")
+DEFAULT_KS = (1, 2, 3, 4, 5)
+DEFAULT_DIGITS = 8
+
+
+@dataclass(frozen=True)
+class StudyData:
+    """One data set as the study uses it.
+
+    Attributes
+    ----------
+    name : str
+    X : numpy.ndarray
+        The rows the measures are computed on (all rows, or a subsample).
+    n_full : int
+        Rows of the whole preprocessed set (Table I).
+    d : int
+        Attributes after one-hot encoding (Table I).
+    rho_full : float
+        ρ of the whole set (Table I), full N×N median.
+    rho : float
+        ρ of ``X`` (equal to ``rho_full`` unless subsampled).
+    rank : int
+        Rank of the centered linear Gram of ``X`` (the largest usable k).
+    """
+
+    name: str
+    X: np.ndarray = field(repr=False)
+    n_full: int
+    d: int
+    rho_full: float
+    rho: float
+    rank: int
+
+    @property
+    def subsampled(self) -> bool:
+        return self.X.shape[0] < self.n_full
+
+
+def subsample(X: np.ndarray, max_rows: int | None, seed: int) -> np.ndarray:
+    """At most ``max_rows`` rows of X, drawn without replacement by ``numpy.random.default_rng(seed)``, kept in
+    their original order (all of X when it has no more rows)."""
+    if max_rows is None or X.shape[0] <= max_rows:
+        return X
+    if max_rows < 3:
+        raise ValueError(f"max_rows must be at least 3 (a median distance and a diameter), got {max_rows}")
+    rows = np.sort(np.random.default_rng(seed).choice(X.shape[0], size=max_rows, replace=False))
+    return np.ascontiguousarray(X[rows])
+
+
+def load_study_data(names: Sequence[str], *, data_dir=None, max_rows: int | None = None,
+                    seed: int = 0) -> dict[str, StudyData]:
+    """Load data sets by name with the paper's preprocessing, their Table I geometry, and the rows to use.
+
+    Parameters
+    ----------
+    names : sequence of str
+        Names for :func:`precise_kpca.datasets.load`.
+    data_dir : path-like, optional
+        Data directory.
+    max_rows : int, optional
+        Subsample larger sets to this many rows (seeded); Table I values stay those of the whole set.
+    seed : int
+        Seed of the subsample.
+
+    Returns
+    -------
+    dict of str to StudyData
+    """
+    from ..backends import get_backend
+    from ..datasets import load
+    from ..numerics import geometry
+    from ..measures.spectral import LinearSpectrum
+
+    data = {}
+    for name in names:
+        X_full = load(name, data_dir=data_dir)
+        X = subsample(X_full, max_rows, seed)
+        rho_full = geometry(X_full).eccentricity
+        rho = rho_full if X is X_full else geometry(X).eccentricity
+        rank = LinearSpectrum(X, get_backend("float64")).rank
+        data[name] = StudyData(name, X, X_full.shape[0], X_full.shape[1], rho_full, rho, rank)
+    return data
+
+
+@dataclass(frozen=True)
+class StudyPlan:
+    """What to compute: certified points on ``log2_sigmas`` and float64-naive points on the same grid.
+
+    Attributes
+    ----------
+    log2_sigmas : tuple of int
+        Exponents p of σ = 2^p (the paper's grid is −4…8; the extension goes to 40).
+    ks : tuple of int
+        Ranks of the eigenprojection measure (k larger than a set's rank is skipped for that set).
+    digits : int
+        Certified digits requested per point.
+    """
+
+    log2_sigmas: tuple[int, ...]
+    ks: tuple[int, ...] = DEFAULT_KS
+    digits: int = DEFAULT_DIGITS
+
+    def __post_init__(self):
+        if not self.log2_sigmas:
+            raise ValueError("the study needs at least one log2 sigma")
+        if any(k < 1 for k in self.ks) or not self.ks:
+            raise ValueError(f"ks must be positive integers, got {self.ks}")
+        if self.digits < 1:
+            raise ValueError(f"digits must be a positive integer, got {self.digits}")
+
+
+def plan_tasks(data: dict[str, StudyData], plan: StudyPlan, data_keys: dict[str, str]) -> list[tuple[str, PointTask]]:
+    """Every point of the study as ``(data-set name, PointTask)``: certified points and their float64-naive twins."""
+    tasks = []
+    for name, item in data.items():
+        ks = [k for k in plan.ks if k <= item.rank]
+        for measures, k in ((("metric", "eigenvalue"), 1), (("eigenprojection",), ks)):
+            if not k:
+                continue
+            tasks += [(name, task) for task in sweep_tasks(
+                item.X, list(plan.log2_sigmas), measures=measures, k=k, digits=plan.digits, backend="auto",
+                naive_overlay=True, data_key=data_keys[name])]
+    return tasks
+
+
+@dataclass
+class RunStats:
+    """Counts and times of one study run.
+
+    Attributes
+    ----------
+    computed, reused : int
+        Points computed now, and points found in the store.
+    wall_seconds : float
+        Wall time of the computation.
+    point_seconds : float
+        Sum of the computed points' own times: what one worker would have needed.
+    executor : str
+    """
+
+    computed: int
+    reused: int
+    wall_seconds: float
+    point_seconds: float
+    executor: str
+
+    @property
+    def speedup(self) -> float:
+        return self.point_seconds / self.wall_seconds if self.wall_seconds > 0 and self.computed else math.nan
+
+
+def run_study(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore, *, executor=None,
+              progress: bool | str = True, retry_uncertified: bool = False) -> RunStats:
+    """Compute every missing point of the study in one sweep over all data sets and store each as it completes.
+
+    Parameters
+    ----------
+    data : dict of str to StudyData
+    plan : StudyPlan
+    store : ResultsStore
+    executor : str, Executor or None
+        See :func:`precise_kpca.studies.get_executor` (None: local process pool).
+    progress : bool or "always"
+        Progress bar with ETA on stderr (True: when stderr is a terminal).
+    retry_uncertified : bool
+        Also recompute stored points that are not rigorous where the request would accept them (see
+        :func:`precise_kpca.studies.store.reusable`; points short of the requested digits, undetermined or of
+        unknown guarantee are recomputed in any case).
+
+    Returns
+    -------
+    RunStats
+    """
+    from ..extras import progress_bar_class
+
+    tqdm = progress_bar_class()
+    keys = {name: store.register_data(item.X, name) for name, item in data.items()}
+    tasks = plan_tasks(data, plan, keys)
+    done = store.existing((task.key for _, task in tasks), retry_uncertified=retry_uncertified)
+    pending = [t for t in tasks if t[1].key not in done]
+    bundles = bundle_tasks(pending, {name: item.X.shape[0] for name, item in data.items()})
+    runner = get_executor(executor)
+    disable = not progress or (progress != "always" and not sys.stderr.isatty())
+    point_seconds = 0.0
+    start = time.perf_counter()
+    with tqdm(total=len(pending), unit="pt", desc="study points", file=sys.stderr, disable=disable,
+              dynamic_ncols=True) as bar:
+        if pending:
+            shared = {name: item.X for name, item in data.items()}
+            run_id = store.start_run(runner.name, sorted({name for name, _ in pending}))
+            computed = 0
+            for bundle, records in runner.run(compute_bundle, shared, bundles):
+                for (name, task), record in zip(bundle, records):
+                    store.put(task.key, record)
+                    point_seconds += record["seconds"]
+                computed += len(bundle)
+                store.update_run(run_id, computed, point_seconds, time.perf_counter() - start)
+                bar.set_postfix_str(bundle[0][0], refresh=False)
+                bar.update(len(bundle))
+    return RunStats(len(pending), len(tasks) - len(pending), time.perf_counter() - start, point_seconds,
+                    runner.name)
+
+
+def collect_curves(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore) -> pd.DataFrame:
+    """The study's stored points as one frame: the columns of :func:`precise_kpca.convergence_curve` plus
+    ``dataset``, ``rho`` and ``n`` (rows used).
+
+    Raises
+    ------
+    ValueError
+        If points are missing from the store (run :func:`run_study` first).
+    """
+    keys = {name: store.register_data(item.X, name) for name, item in data.items()}
+    tasks = plan_tasks(data, plan, keys)
+    frame = store.frame([task.key for _, task in tasks])
+    if len(frame) != len(tasks):
+        raise ValueError(f"the store {store.path} holds {len(frame)} of the study's {len(tasks)} points: "
+                         "run the study first")
+    names = {key: name for name, key in keys.items()}
+    frame = frame.assign(log2_sigma=frame["log2_sigma"].astype(int), dataset=frame["data_hash"].map(names))
+    frame = frame.assign(rho=frame["dataset"].map({n: d.rho for n, d in data.items()}),
+                         n=frame["dataset"].map({n: d.X.shape[0] for n, d in data.items()}))
+    return frame[["dataset", "rho", "n"] + COLUMNS].reset_index(drop=True)
