@@ -38,6 +38,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
+from scipy.spatial.distance import cdist
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -339,7 +340,7 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     def _component_kernel(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         """exp(−|a − b|² / 2σ_X²) in float64, as 1 + expm1 (σ_X² beyond the float range gives 1)."""
-        sq = ((A[:, None, :] - B[None, :, :]) ** 2).sum(axis=2)
+        sq = cdist(A, B, "sqeuclidean")
         with np.errstate(over="ignore"):
             two_s2 = 2.0 * np.float64(self.sigma_x_) ** 2
         return 1.0 + np.expm1(-sq / two_s2)
