@@ -11,14 +11,16 @@ import time
 
 from .common import UsageError, add_data_arguments, load_data, parse_range
 
+METHODS = ("exact", "nystrom", "rf-cos", "rf-sincos")
+"""``--method`` choices: :data:`precise_kpca.approx.convergence.METHODS`, spelled out so that building the parser
+imports nothing heavy (a test checks that both agree)."""
+
 DEFAULT_LANDMARKS = 10
 """Nyström landmarks m when ``--landmarks`` is not given: max(10, d + 1), at most N."""
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``neighbours`` on the top-level sub-parsers; returns its parser."""
-    from ..approx.convergence import METHODS
-
     parser = subparsers.add_parser(
         "neighbours", help="large-σ convergence of Nyström / random-feature KPCA to linear PCA: rates, constants",
         description="Do Theorems 2-3 carry over to approximate KPCA? For σ = 2**p, the eigenvalues σ_X² λ_l of "

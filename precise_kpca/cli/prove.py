@@ -14,7 +14,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "prove", help="verify the paper's derivations symbolically (sympy); exit 1 if an asserted claim fails",
         description="Print a table: claim, method, status (verified / sharper / refuted), evidence. "
-                    "See proofs/README.md for the claim-to-module map.",
+                    "Needs sympy (the [proofs] extra); the repository's proofs/README.md maps claims to modules.",
     )
     parser.add_argument("names", nargs="*", metavar="NAME", help="proof modules to run (default: all)")
     return parser
