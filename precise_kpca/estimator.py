@@ -233,7 +233,7 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         X = self._validate(X, reset=True)
         self._check_params(X.shape[0])
         bandwidth = self._bandwidth()
-        gram, system, k, _checked = self._solve(X, bandwidth)
+        gram, system, k = self._solve(X, bandwidth)
         b = gram.backend
         self.X_fit_ = X
         self.backend_, self.dps_ = b.name, b.dps
@@ -262,14 +262,14 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         return check_data(X, min_rows=3 if reset else 1)
 
     def _solve(self, X: np.ndarray, bandwidth):
-        """Gram, eigensystem (top pairs), the number k of components, and whether "auto"'s check passed."""
+        """Gram, eigensystem (top pairs) and the number k of components, in the arithmetic the backend rule picks."""
         n = X.shape[0]
         wanted = self.n_components
         if self.backend in ("float64", "mp"):
             dps = None if self.backend == "float64" else self.dps or auto_dps(self._standardized(X, bandwidth), n)
             gram, system, residuals = self._system(X, bandwidth, self.backend, dps, wanted)
             k = wanted or self._resolved(system, residuals)
-            return gram, system, k, False
+            return gram, system, k
         try:
             gram, system, residuals = self._system(X, bandwidth, "float64", None, wanted)
         except ValueError:  # σ_X or u outside the float64 range
@@ -277,13 +277,13 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         if system is not None:
             k = wanted or self._resolved(system, residuals)
             if self._well_conditioned(system, k, residuals):
-                return gram, system, k, True
+                return gram, system, k
         dps = auto_dps(self._standardized(X, bandwidth), n)
         for _ in range(2):
             gram, system, residuals = self._system(X, bandwidth, "mp", dps, wanted)
             k = wanted or self._resolved(system, residuals)
             if self._well_conditioned(system, k, residuals):
-                return gram, system, k, True
+                return gram, system, k
             dps *= 2
         bounds = self._bounds(system, k, residuals)
         bad = [i for i, bound in enumerate(bounds) if not bound <= CONDITION_TOL]
@@ -294,7 +294,7 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             RuntimeWarning,
             stacklevel=3,
         )
-        return gram, system, k, False
+        return gram, system, k
 
     def _gram(self, X: np.ndarray, bandwidth, backend: str, dps):
         kind, value = bandwidth

@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser(command or "").parse_args(argv)
     try:
         return args.run(args)
-    except (UsageError, ValueError, FileNotFoundError, ConnectionError, MissingExtra) as exc:
+    except (UsageError, ValueError, FileNotFoundError, PermissionError, ConnectionError, MissingExtra) as exc:
         print(f"precise-kpca {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

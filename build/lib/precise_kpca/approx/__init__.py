@@ -1,1 +1,0 @@
-"""Kernel approximations: random Fourier features, Nyström and random-feature KPCA, large-σ studies."""

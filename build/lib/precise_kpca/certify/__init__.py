@@ -1,1 +1,0 @@
-"""Rigorous certificates (PSD / Mercer certificates in :mod:`precise_kpca.certify.psd`)."""

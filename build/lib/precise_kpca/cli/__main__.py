@@ -1,6 +1,0 @@
-"""``python -m precise_kpca.cli``."""
-import sys
-
-from . import main
-
-sys.exit(main())

@@ -1,4 +1,0 @@
-"""Figures (matplotlib, Agg backend): convergence curves in the paper's style."""
-from .curves import plot_curves, save_curve_plots
-
-__all__ = ["plot_curves", "save_curve_plots"]
