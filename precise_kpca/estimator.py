@@ -27,6 +27,23 @@ Backend ``"auto"``:
 ``fit`` computes the requested eigenpairs only (and one more eigenvalue, for the gap of the last): LAPACK's
 subset driver or the Lanczos solver in float64, top-k refinement in mp. ``transform`` reuses the training Gram's
 column means kept by ``fit`` (N numbers), never the N × N Gram.
+
+Guarantee of the eigenvalues (``eigenvalues_guarantee_``), whatever the backend:
+
+* ``"rigorous"`` (``enclose=True``, wherever σ_X² H K H fits binary128): σ_X² H K H is built in binary128 with a
+  proven Frobenius error bound (:func:`~precise_kpca.numerics.quad_gram.scaled_gaussian_gram_words`), the float64
+  eigensystem of it is certified by exact products
+  (:func:`~precise_kpca.certify.eigen_enclosure.enclose_eigensystem`: Weyl, Kato–Temple, Li–Li), and the intervals
+  are divided by a ball of the exact σ_X² (:func:`~precise_kpca.approx.rigorous.sigma_x2_ball`). Their ends, rounded
+  outward to floats, are ``eigenvalues_lower_`` and ``eigenvalues_upper_``, and ``eigenvalues_`` lies between them.
+  The assumptions are those of the two builders (IEEE float64 BLAS, correctly rounded binary128, SLEEF's documented
+  1-ulp expm1). Cost: one more N×N float64 eigensystem and a few dozen N×N GEMMs. With ``gamma`` the Gram is built
+  at the rational σ' = :func:`sigma_x_from_gamma` (γ, 400 bits) instead of the irrational σ_X = (2γ)^(−1/2); with
+  r = σ_X²/σ'² = 1/(2γσ'²) (exact), every entry moves by |e^(−u) − e^(−ur)| ≤ u|1 − r|e^(−u·min(1, r)) ≤
+  |1 − r|/min(1, r), so (Weyl) each interval is widened by N·|1 − r|/min(1, r) ≥ ‖K − K'‖_F.
+* ``"heuristic"``: no enclosure, but ``"auto"``'s a-priori check (rules 1–2) passed; an estimate, not a proof.
+* ``"none"``: no enclosure and no check (``backend="float64"`` or ``"mp"`` with ``enclose=False``, σ beyond
+  binary128, or components that failed the check).
 """
 from __future__ import annotations
 
@@ -34,6 +51,7 @@ import math
 import warnings
 from fractions import Fraction
 
+import flint
 import numpy as np
 import scipy.linalg
 import scipy.sparse
@@ -43,10 +61,14 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .approx.rigorous import sigma_x2_ball
 from .backends import get_backend
+from .backends.ozaki import FixedMatrix
+from .certify.eigen_enclosure import enclose_eigensystem
 from .numerics import double_center, eigensystem, gaussian_cross_gram, gaussian_gram
 from .numerics.eigen import Eigensystem, fix_signs
 from .numerics.geometry import median_distance, squared_distances
+from .numerics.quad_gram import scaled_gaussian_gram_words
 from .validation import check_data, parse_sigma
 
 BACKENDS = ("auto", "float64", "mp")
@@ -57,6 +79,9 @@ CONDITION_TOL = 1e-8
 LANCZOS_MIN_N, LANCZOS_MAX_K = 200, 10
 """scikit-learn's ``eigen_solver="auto"`` rule: ARPACK for N > 200 and fewer than 10 eigenpairs."""
 _MP_BITS_PER_DIGIT = 3.33
+_A_BITS = 120  # fixed-point bits of hi + lo (106 carried): the read of the binary128 Gram stays exact
+_BALL_BITS = 256  # Arb precision of the division by σ_X²: far below the enclosures' widths
+_GAMMA_BITS = 400  # bits of σ' for an enclosure with gamma: the widening N·|1 − r| is ~N·2⁻³⁹⁸
 
 
 def auto_dps(sigma, n: int) -> int:
@@ -105,6 +130,72 @@ def sigma_x_from_gamma(gamma: Fraction, bits: int) -> Fraction:
     return Fraction(math.isqrt(target.numerator // target.denominator), 2**scale)
 
 
+def enclose_eigenvalues(X: np.ndarray, bandwidth: tuple[str, Fraction], n_components: int):
+    """Float bounds on the top eigenvalues of H K H (module docstring, "rigorous"), or None where unavailable.
+
+    Parameters
+    ----------
+    X : ndarray of float64, shape (N, d)
+    bandwidth : ("sigma", Fraction) or ("gamma", Fraction)
+        Standardized bandwidth σ, or scikit-learn's γ, exact.
+    n_components : int
+
+    Returns
+    -------
+    (lower, upper) : tuple of ndarray, shape (n_components,), or None
+        None when σ_X² H K H is outside the binary128 range.
+    """
+    kind, value = bandwidth
+    rounded = sigma_x_from_gamma(value, _GAMMA_BITS) if kind == "gamma" else None
+    try:
+        quad = (scaled_gaussian_gram_words(X, value) if rounded is None
+                else scaled_gaussian_gram_words(X, rounded, standardized=False))
+    except ValueError:  # the bandwidth puts the scaled Gram outside binary128
+        return None
+    w, V = np.linalg.eigh(quad.hi)
+    A_hp = FixedMatrix.from_words([quad.hi, quad.lo], bits=_A_BITS)
+    # ‖A − A_hp‖_F ≤ the builder's bound + N × the fixed-point read's largest entry error
+    delta = quad.error_bound + X.shape[0] * A_hp.error_bound
+    enc = enclose_eigensystem(A_hp, delta, w[::-1].copy(), V[:, ::-1].copy(), k=1)
+    with flint.ctx.workprec(_BALL_BITS):
+        if rounded is None:
+            s2, widening = sigma_x2_ball(X, value), flint.arb(0)
+        else:
+            s2 = _exact_ball(rounded * rounded)
+            widening = _exact_ball(_gamma_widening(value, rounded, X.shape[0]))
+        balls = [(_exact_ball(lo).union(_exact_ball(hi))) / s2 + flint.arb(0, widening.upper())
+                 for lo, hi in zip(enc.lower[:n_components], enc.upper[:n_components])]
+        lower = np.array([_float_beside(b.lower(), up=False) for b in balls])
+        upper = np.array([_float_beside(b.upper(), up=True) for b in balls])
+    return lower, upper
+
+
+def _gamma_widening(gamma: Fraction, rounded: Fraction, n: int) -> Fraction:
+    """N·|1 − r|/min(1, r), r = 1/(2γσ'²): bounds ‖K − K'‖_F, K' the Gram at σ' (module docstring)."""
+    r = 1 / (2 * gamma * rounded * rounded)
+    return n * abs(1 - r) / min(Fraction(1), r)
+
+
+def _exact_ball(x) -> flint.arb:
+    """A ball containing an mpf or a Fraction (exact when its mantissa fits the working precision)."""
+    if isinstance(x, Fraction):
+        value = x
+    else:
+        sign, man, exp, _ = x._mpf_
+        value = Fraction(-int(man) if sign else int(man)) * Fraction(2) ** int(exp)
+    return flint.arb(flint.fmpq(value.numerator, value.denominator))
+
+
+def _float_beside(point: flint.arb, *, up: bool) -> float:
+    """The nearest float above (``up``) or below an exact Arb point."""
+    man, exp = (int(v) for v in point.man_exp())
+    exact = Fraction(man) * Fraction(2) ** exp
+    value = float(exact)
+    if (Fraction(value) < exact) if up else (Fraction(value) > exact):
+        return math.nextafter(value, math.inf if up else -math.inf)
+    return value
+
+
 def _learns_inverse(estimator) -> bool:
     if not estimator.fit_inverse_transform:
         raise AttributeError("inverse_transform needs fit_inverse_transform=True when instantiating (as in "
@@ -138,12 +229,20 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         See the module docstring for ``"auto"``. ``"float64"`` always uses the stable float64 Gram.
     dps : int, optional
         Decimal digits for ``backend="mp"`` (default: the "auto" rule). Not allowed with ``"float64"``.
+    enclose : bool, default True
+        Enclose the returned eigenvalues rigorously (module docstring); False skips that cost.
 
     Attributes
     ----------
     eigenvalues_ : ndarray, shape (n_components_,)
         Largest eigenvalues of the centered Gram H K H (scikit-learn's convention: not divided by N), float64
-        (they scale like σ⁻², so they underflow to 0 beyond σ ≈ 2⁵⁰⁰; ``transform`` does not use them).
+        (they scale like σ⁻², so they underflow to 0 beyond σ ≈ 2⁵⁰⁰; ``transform`` does not use them). Where
+        they are enclosed, the solver's value if it lies in the enclosure, else the enclosure's midpoint.
+    eigenvalues_guarantee_ : {"rigorous", "heuristic", "none"}
+        What supports ``eigenvalues_`` (module docstring).
+    eigenvalues_lower_, eigenvalues_upper_ : ndarray, shape (n_components_,)
+        Float bounds with ``lower ≤ λ_i ≤ upper`` for the exact eigenvalues of the exact H K H (rounded outward)
+        when the guarantee is ``"rigorous"``; NaN otherwise.
     eigenvectors_ : ndarray, shape (N, n_components_)
         Their unit-norm eigenvectors v_i (scikit-learn's convention), float64; each column's largest-magnitude
         entry is positive.
@@ -175,7 +274,7 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     """
 
     def __init__(self, n_components=None, *, kernel="rbf", gamma=None, sigma=None, fit_inverse_transform=False,
-                 alpha=1.0, backend="auto", dps=None):
+                 alpha=1.0, backend="auto", dps=None, enclose=True):
         self.n_components = n_components
         self.kernel = kernel
         self.gamma = gamma
@@ -184,6 +283,7 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         self.alpha = alpha
         self.backend = backend
         self.dps = dps
+        self.enclose = enclose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -233,7 +333,7 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         X = self._validate(X, reset=True)
         self._check_params(X.shape[0])
         bandwidth = self._bandwidth()
-        gram, system, k = self._solve(X, bandwidth)
+        gram, system, k, checked = self._solve(X, bandwidth)
         b = gram.backend
         self.X_fit_ = X
         self.backend_, self.dps_ = b.name, b.dps
@@ -243,7 +343,7 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             self.gamma_ = _float(b, 1 / (2 * sigma_x * sigma_x))
         self._sigma_x = b.export(np.array([sigma_x], dtype=object))[0] if b.name == "mp" else float(sigma_x)
         values = b.internal(system.values[:k])
-        self.eigenvalues_ = _floats(b, values)
+        self._set_eigenvalues(X, bandwidth, _floats(b, values), checked)
         self.eigenvectors_ = _floats(b, b.internal(system.vectors[:, :k]))
         self.alphas_ = system.kpca_coefficients(k)
         vectors = b.internal(system.vectors[:, :k])
@@ -254,6 +354,21 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             self._fit_inverse(self._fit_components, X)
         return self
 
+    def _set_eigenvalues(self, X: np.ndarray, bandwidth, values: np.ndarray, checked: bool) -> None:
+        """``eigenvalues_`` and their guarantee, enclosed when ``enclose`` and binary128 allow (module docstring)."""
+        k = len(values)
+        bounds = enclose_eigenvalues(X, bandwidth, k) if self.enclose else None
+        if bounds is None:
+            self.eigenvalues_ = values
+            self.eigenvalues_guarantee_ = "heuristic" if checked else "none"
+            self.eigenvalues_lower_ = self.eigenvalues_upper_ = np.full(k, np.nan)
+            return
+        lower, upper = bounds
+        inside = (lower <= values) & (values <= upper)
+        self.eigenvalues_ = np.where(inside, values, np.clip((lower + upper) / 2, lower, upper))
+        self.eigenvalues_guarantee_ = "rigorous"
+        self.eigenvalues_lower_, self.eigenvalues_upper_ = lower, upper
+
     def _validate(self, X, *, reset: bool) -> np.ndarray:
         X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"), dtype=np.float64, reset=reset,
                           ensure_min_samples=3 if reset else 1)
@@ -262,14 +377,15 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         return check_data(X, min_rows=3 if reset else 1)
 
     def _solve(self, X: np.ndarray, bandwidth):
-        """Gram, eigensystem (top pairs) and the number k of components, in the arithmetic the backend rule picks."""
+        """Gram, eigensystem (top pairs), the number k of components (backend rule, module docstring), and
+        whether "auto"'s check passed."""
         n = X.shape[0]
         wanted = self.n_components
         if self.backend in ("float64", "mp"):
             dps = None if self.backend == "float64" else self.dps or auto_dps(self._standardized(X, bandwidth), n)
             gram, system, residuals = self._system(X, bandwidth, self.backend, dps, wanted)
             k = wanted or self._resolved(system, residuals)
-            return gram, system, k
+            return gram, system, k, False
         try:
             gram, system, residuals = self._system(X, bandwidth, "float64", None, wanted)
         except ValueError:  # σ_X or u outside the float64 range
@@ -277,13 +393,13 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         if system is not None:
             k = wanted or self._resolved(system, residuals)
             if self._well_conditioned(system, k, residuals):
-                return gram, system, k
+                return gram, system, k, True
         dps = auto_dps(self._standardized(X, bandwidth), n)
         for _ in range(2):
             gram, system, residuals = self._system(X, bandwidth, "mp", dps, wanted)
             k = wanted or self._resolved(system, residuals)
             if self._well_conditioned(system, k, residuals):
-                return gram, system, k
+                return gram, system, k, True
             dps *= 2
         bounds = self._bounds(system, k, residuals)
         bad = [i for i, bound in enumerate(bounds) if not bound <= CONDITION_TOL]
@@ -294,7 +410,7 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             RuntimeWarning,
             stacklevel=3,
         )
-        return gram, system, k
+        return gram, system, k, False
 
     def _gram(self, X: np.ndarray, bandwidth, backend: str, dps):
         kind, value = bandwidth

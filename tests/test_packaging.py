@@ -121,11 +121,12 @@ def test_cli_start_up_imports_nothing_heavy(argv):
     assert "usage: precise-kpca" in done.stdout
 
 
-def test_neighbours_methods_are_the_library_s():
-    from precise_kpca.approx.convergence import METHODS
+def test_neighbours_choices_are_the_library_s():
+    from precise_kpca.approx.convergence import GUARANTEES, METHODS
     from precise_kpca.cli import neighbours
 
     assert neighbours.METHODS == tuple(METHODS)
+    assert neighbours.GUARANTEES == tuple(GUARANTEES)
 
 
 def test_python_dash_m_runs_the_cli():
