@@ -14,7 +14,7 @@ import numpy as np
 
 from ..backends import MPBackend, get_backend
 from ..certify.linear_enclosure import exact_linear
-from ..validation import check_data, parse_sigma
+from ..validation import check_data, parse_sigma, rescaled
 from . import results, routes
 from .agreement import ESCALATION_DPS, by_agreement, evaluate
 from .measurement import Measurement, Route
@@ -55,7 +55,7 @@ def measure(X, name: str, sigma, *, k: int = 1, digits: int = 10, backend="auto"
     Measurement
         ``lower``/``upper`` hold the interval, ``guarantee`` what it is, ``certified_digits`` derived from it.
     """
-    X = check_data(X)
+    X = rescaled(check_data(X))  # every measure is invariant under X -> X·2^s: data near 1e307 or 1e-310 too
     exact_sigma = parse_sigma(sigma)
     _check_options(name, k, digits, aggregate, tau, backend, guarantee)
     start = time.perf_counter()
@@ -83,7 +83,7 @@ def measure(X, name: str, sigma, *, k: int = 1, digits: int = 10, backend="auto"
 def plan(X, name: str, sigma, *, k: int = 1, digits: int = 10, tau=1e-6, median="full",
          guarantee="rigorous") -> routes.Plan:
     """The routes :func:`measure` would take (see :class:`precise_kpca.measures.routes.Plan`), without running."""
-    X = check_data(X)
+    X = rescaled(check_data(X))
     _check_options(name, k, digits, "mean", tau, "auto", guarantee)
     return routes.plan(X, name, parse_sigma(sigma), k=k, digits=digits, guarantee=guarantee, tau=tau, median=median)
 
