@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from .. import limits
 from ..backends import MPBackend, get_backend
 from ..certify.linear_enclosure import exact_linear
 from ..validation import check_data, parse_sigma, rescaled
@@ -63,6 +64,7 @@ def measure(X, name: str, sigma, *, k: int = 1, digits: int = 10, backend="auto"
     k_field = k if name in ("eigenprojection", "pc") else None
     if k_field is not None:
         _check_k_within_rank(X, k, name)
+    limits.check_heuristic(X.shape[0], name, backend=backend, guarantee=guarantee, digits=digits, dps=dps)
     if backend == "float64-naive":
         b = get_backend("float64-naive")
         value, at_zero, _ = evaluate(X, name, exact_sigma, b, **options)
@@ -101,8 +103,9 @@ def _check_options(name, k, digits, aggregate, tau, backend, guarantee):
         raise ValueError(f"unknown measure {name!r}; choose one of {MEASURES}")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be a positive integer (top eigenvalues), got {k!r}")
-    if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or not 1 <= digits <= 300:
-        raise ValueError(f"digits must be an integer from 1 to 300, got {digits!r}")
+    if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or digits < 1:
+        raise ValueError(f"digits must be a positive integer, got {digits!r}")
+    limits.check_digits(int(digits))
     if aggregate not in AGGREGATES:
         raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
     if not 0 < tau < 1:
