@@ -15,8 +15,9 @@ that does not exist from one that needs more work, and both from a bug:
   into "not determined"; report it with the input that caused it.
 * :class:`ResourceLimitExceeded` — a request would cost more than a resource limit allows (:mod:`precise_kpca.limits`);
   the message names the limit, the estimated cost and how to lift it. Raised before the work starts.
-* :class:`StoreCorrupted` — rows or pages of a results store fail their checks; the message names them and the
-  repair (``precise-kpca store repair``).
+* :class:`StoreError` — a results store cannot be used as asked (read-only, locked, full); its subclass
+  :class:`StoreCorrupted` — rows or pages fail their checks; the message names them and the repair
+  (``precise-kpca store repair``).
 
 The first four are :class:`ArithmeticError` subclasses (they are about numbers); :class:`InternalCheckFailed` is
 not, so an ``except ArithmeticError`` never swallows a bug. The last two are :class:`ValueError` subclasses: a request
@@ -133,7 +134,11 @@ class ResourceLimitExceeded(PreciseKPCAError, ValueError):
         self.estimate = estimate
 
 
-class StoreCorrupted(PreciseKPCAError, ValueError):
+class StoreError(PreciseKPCAError, ValueError):
+    """A results store cannot be used as asked (read-only, locked, full, not a store); the message says why."""
+
+
+class StoreCorrupted(StoreError):
     """A results store has rows or pages that fail their checks.
 
     Parameters
@@ -152,4 +157,4 @@ class StoreCorrupted(PreciseKPCAError, ValueError):
 
 
 __all__ = ["InsufficientPrecision", "InternalCheckFailed", "NoConvergence", "PreciseKPCAError", "ResourceLimitExceeded",
-           "RouteUnavailable", "StoreCorrupted", "Undetermined"]
+           "RouteUnavailable", "StoreCorrupted", "StoreError", "Undetermined"]

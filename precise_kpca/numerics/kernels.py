@@ -23,7 +23,6 @@ import mpmath
 import numpy as np
 
 from ..backends import Backend, Float64Backend, get_backend
-from ..backends.base import as_fraction
 from ..validation import check_data, parse_sigma, scale_exponent
 from .exact import ExactData, cross_squared_distance_integers
 from .geometry import check_median, median_distance, squared_distances
