@@ -39,9 +39,10 @@ class WorkerLost(TaskError):
     """A worker process died while it computed ``task`` (killed by a signal, or out of memory)."""
 
     def __init__(self, task, error: BaseException):
-        RuntimeError.__init__(self, f"a worker process died while computing {describe(task)} (killed by a signal or "
-                                    f"out of memory?): {error}. Every point finished before it is kept; rerun to "
-                                    "resume, with fewer workers if memory ran out")
+        RuntimeError.__init__(self, f"a worker process died (killed by a signal, or out of memory?) while computing "
+                                    f"{describe(task)} or another task in flight ({str(error).rstrip('.')}). Every "
+                                    "point finished before it is kept: rerun to resume, with fewer workers if memory "
+                                    "ran out")
         self.task = task
 
 
