@@ -27,6 +27,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from . import limits
 from .backends import get_backend
 from .numerics import (
     center_cross,
@@ -132,6 +133,8 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
         if self.dps is not None and self.backend != "mp":
             raise ValueError(f"dps applies to backend='mp' only (backend={self.backend!r})")
+        if self.dps is not None:
+            get_backend("mp", self.dps)  # dps=0 or beyond the limits is refused, not replaced by the "auto" rule
         return parse_sigma(self.sigma)
 
     def fit(self, X, y=None):
@@ -156,7 +159,7 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         if self.backend == "float64":
             return self._system(X, sigma, "float64", None)
         if self.backend == "mp":
-            return self._system(X, sigma, "mp", self.dps or auto_dps(sigma, X.shape[0]))
+            return self._system(X, sigma, "mp", auto_dps(sigma, X.shape[0]) if self.dps is None else self.dps)
         try:
             gram, system = self._system(X, sigma, "float64", None)
         except ValueError:  # σ_X or u outside the float64 range
@@ -182,6 +185,8 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     @staticmethod
     def _system(X, sigma, backend, dps):
+        if backend == "mp":  # refused before an hours-long run (the auto rule grows like 4 log10 sigma)
+            limits.check_mp_eigensystem(X.shape[0], dps, parameter="sigma", value=repr(str(sigma)))
         gram = gaussian_gram(X, sigma, backend=backend, dps=dps)
         return gram, eigensystem(double_center(gram))
 

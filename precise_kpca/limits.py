@@ -10,7 +10,8 @@ limit                      default    bounds
 =========================  =========  =========================================================================
 ``max_dps``                10000      mp working precision (decimal digits) asked through ``dps``
 ``max_digits``             10000      certified digits asked of a measure or a sweep
-``max_heuristic_seconds``  1800       estimated time of the heuristic (agreement) route of an eigen measure
+``max_seconds``            1800       estimated time of the mp evaluations a request would start (the heuristic
+                                      route of the measures, the estimator's mp path)
 ``max_log2_sigma``         10000      abs(log2 σ): σ = 2^±10000 prints in 3011 digits (Python's limit is 4300)
 ``max_sigma_chars``        2000       characters of a σ string
 ``max_points``             200000     points of one sweep (curves, reproduce)
@@ -21,9 +22,11 @@ before the process starts, or in code ``with precise_kpca.limits.lifted(max_dps=
 :func:`set_limits` for the rest of the process). Lifting a limit lifts only the refusal: the cost stays what the
 estimate says.
 
-The estimates are rough by design (within a factor of a few); their constants were measured on this project's
-2-core machine: an mpmath ``exp`` at 50 digits takes ~20 µs and grows like dps^1.6 (GMP multiplication), an mpf
-of ``dps`` digits holds ~0.42·dps bytes plus ~100 bytes of object overhead.
+The estimates are rough by design (within a factor of a few, on the safe side); their constants were measured on
+this project's shared 2-core machine under its usual load (about 7 busy processes per core): an mpmath ``expm1``
+takes 0.29 ms at 50 digits, 1.2 ms at 1000, 32 ms at 10000 (:func:`mp_entry_seconds`); an mpf of ``dps`` digits
+holds ~0.42·dps bytes plus ~100 bytes of object overhead; the eigen measures by agreement on wine subsets
+(:func:`heuristic_seconds`).
 """
 from __future__ import annotations
 
@@ -41,7 +44,7 @@ class Limits:
 
     max_dps: int = 10_000
     max_digits: int = 10_000
-    max_heuristic_seconds: int = 1800
+    max_seconds: int = 1800
     max_log2_sigma: int = 10_000
     max_sigma_chars: int = 2000
     max_points: int = 200_000
@@ -106,13 +109,13 @@ def _refuse(parameter: str, limit: str, value, estimate: str):
 
 
 # -- cost models -----------------------------------------------------------------------------------------------
-_EXP_SECONDS_AT_50 = 2e-5
 _MPF_OVERHEAD_BYTES = 100
 
 
 def mp_entry_seconds(dps: int) -> float:
-    """Estimated seconds of one mpmath ``exp`` at ``dps`` digits."""
-    return _EXP_SECONDS_AT_50 * max(1.0, dps / 50) ** 1.6
+    """Estimated seconds of one mpmath ``expm1`` at ``dps`` digits: 2.9e-4·(1 + (dps/500)^1.5) (module docstring:
+    0.29 ms at 50 digits, 1.1 ms at 1000, 26 ms at 10000)."""
+    return 2.9e-4 * (1 + (dps / 500) ** 1.5)
 
 
 def mp_entry_bytes(dps: int) -> float:
@@ -183,18 +186,19 @@ _WARN_SECONDS = 60.0
 def heuristic_seconds(n: int, measure: str, dps: int) -> float:
     """Estimated seconds of the heuristic route (two mp evaluations at about ``dps`` digits) on N = ``n`` rows.
 
-    Eigen measures: 0.029·N^1.44·dps^0.26, fitted to wine subsets (N = 40…178, dps = 58…318: 26 s…226 s on a loaded
-    2-core machine; within a factor 2 of each point). The others: 10 elementwise mp passes over N² entries.
+    Eigen measures: 0.07·N^1.44·(1 + (dps/200)^2.33), fitted to the eigenvalue measure on wine subsets (N = 178 at
+    dps 58, 118, 318: 132 s, 158 s, 488 s; N = 40 and 80 at dps 318: 26 s and 72 s, overestimated twofold). The
+    others: 10 elementwise mp passes over N² entries.
     """
     if measure in _EIGEN_MEASURES:
-        return 0.029 * n**1.44 * dps**0.26
+        return 0.07 * n**1.44 * (1 + (dps / 200) ** 2.33)
     return 10 * n * n * mp_entry_seconds(dps)
 
 
 def check_heuristic(n: int, measure: str, *, backend: str, guarantee: str, digits: int, dps) -> None:
     """Before a measure by agreement of two mp evaluations (``guarantee="heuristic"``, or an explicit backend
     ``"float64"``/``"mp"``): warn (RuntimeWarning) when it is estimated to take over a minute, refuse it beyond
-    ``max_heuristic_seconds``. Nothing for the rigorous routes (they answer at once, short of digits they cannot
+    ``max_seconds``. Nothing for the rigorous routes (they answer at once, short of digits they cannot
     reach)."""
     if backend in ("float64", "mp"):
         work, parameter, value = (dps or 15) + 20, "dps" if backend == "mp" else "backend", dps or backend
@@ -203,8 +207,8 @@ def check_heuristic(n: int, measure: str, *, backend: str, guarantee: str, digit
     else:
         return
     seconds = heuristic_seconds(n, measure, work)
-    if seconds > _current.max_heuristic_seconds:
-        _refuse(parameter, "max_heuristic_seconds", value,
+    if seconds > _current.max_seconds:
+        _refuse(parameter, "max_seconds", value,
                 f"the heuristic route's two mp evaluations of {measure} at ~{work} digits on N={n} rows are estimated "
                 f"at {describe_seconds(seconds)}; the rigorous routes (guarantee='rigorous', backend='auto') answer "
                 "at once, short of such digits")
@@ -215,5 +219,17 @@ def check_heuristic(n: int, measure: str, *, backend: str, guarantee: str, digit
                       RuntimeWarning, stacklevel=3)
 
 
-__all__ = ["Limits", "check_digits", "check_dps", "check_heuristic", "check_log2_sigma", "check_points",
+def check_mp_eigensystem(n: int, dps: int, *, parameter: str, value) -> None:
+    """Refuse an mp Gram and eigensystem of an n×n matrix at ``dps`` digits estimated beyond ``max_seconds`` (two
+    elementwise passes, and half the heuristic route's estimate: one eigensystem instead of two), and a precision
+    beyond ``max_dps``."""
+    check_dps(dps, parameter=f"{parameter} (through dps={dps})", n=n)
+    seconds = 2 * n * n * mp_entry_seconds(dps) + heuristic_seconds(n, "eigenvalue", dps) / 2
+    if seconds > _current.max_seconds:
+        _refuse(parameter, "max_seconds", value, f"an mp eigensystem of a {n}x{n} matrix at dps={dps} is estimated at "
+                f"{describe_seconds(seconds)}")
+
+
+__all__ = ["Limits", "check_digits", "check_dps", "check_heuristic", "check_log2_sigma", "check_mp_eigensystem",
+           "check_points",
            "check_sigma_text", "current", "heuristic_seconds", "lifted", "set_limits"]
