@@ -231,5 +231,4 @@ def check_mp_eigensystem(n: int, dps: int, *, parameter: str, value) -> None:
 
 
 __all__ = ["Limits", "check_digits", "check_dps", "check_heuristic", "check_log2_sigma", "check_mp_eigensystem",
-           "check_points",
-           "check_sigma_text", "current", "heuristic_seconds", "lifted", "set_limits"]
+           "check_points", "check_sigma_text", "current", "heuristic_seconds", "lifted", "set_limits"]
