@@ -81,9 +81,11 @@ def reference(X, sigma: Fraction, median="full", dps=None):
     inner = ctx.fsum(A[i][j] * L[i][j] for i in range(n) for j in range(n))
     norm_a = ctx.sqrt(ctx.fsum(v * v for row in A for v in row))
     norm_l = ctx.sqrt(ctx.fsum(v * v for row in L for v in row))
-    trace = ctx.fsum(L[i][i] for i in range(n))
     gap = 1 - inner / (norm_a * norm_l)
-    f0 = 1 - trace / (ctx.sqrt(n - 1) * norm_l)
+    # f(0): σ → 0 takes K_G to B, B_ij = 1 where rows i and j are equal (the identity when no row repeats)
+    B = _centered([[ctx.mpf(1 if sq[i][j] == 0 else 0) for j in range(n)] for i in range(n)], ctx)
+    inner_0 = ctx.fsum(B[i][j] * L[i][j] for i in range(n) for j in range(n))
+    f0 = 1 - inner_0 / (ctx.sqrt(ctx.fsum(v * v for row in B for v in row)) * norm_l)
     return mpmath.mp.make_mpf(gap._mpf_), mpmath.mp.make_mpf(f0._mpf_)  # exact, not rounded to mp's 53 bits
 
 

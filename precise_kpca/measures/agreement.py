@@ -176,7 +176,7 @@ def by_agreement(X, name, sigma, first, second, digits, options, k_field, start,
                   f"{path} at {first.name}(dps={first.dps}) and mp(dps={second.dps})")
     m = results.heuristic(name, sigma, k_field, first=first.export(v1), second=second.export(v2),
                           at_zero=second.export(at_zero), start=start, digits=digits, route=route, method=method,
-                          backend=second.name, dps=second.dps)
+                          backend=second.name, dps=second.dps, first_dps=first.dps)
     if m.short:
         warnings.warn(f"{name} at sigma={sigma}: {m.method}", RuntimeWarning, stacklevel=3)
     return m
