@@ -104,7 +104,7 @@ def _check_options(name, k, digits, aggregate, tau, backend, guarantee):
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be a positive integer (top eigenvalues), got {k!r}")
     if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or digits < 1:
-        raise ValueError(f"digits must be a positive integer, got {digits!r}")
+        raise ValueError(f"digits must be an integer >= 1, got {digits!r}")
     limits.check_digits(int(digits))
     if aggregate not in AGGREGATES:
         raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
