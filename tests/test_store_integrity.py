@@ -111,6 +111,18 @@ def test_a_truncated_file_is_refused_with_the_repair_path(tmp_path):
     assert _sweep(path).attrs == {"computed": len(GRID), "reused": 0}  # the repaired store is usable
 
 
+@pytest.mark.parametrize("size", [1, 50, 99])
+def test_a_file_shorter_than_the_sqlite_header_is_refused_not_read_as_empty(tmp_path, size):
+    """SQLite reads such a file as an empty database: 'ok (0 points)' for a store truncated to a few bytes."""
+    path = tmp_path / "s.sqlite"
+    _sweep(path)
+    path.write_bytes(path.read_bytes()[:size])
+    with pytest.raises(StoreCorrupted, match=rf"not an SQLite database \({size} bytes, no SQLite header\)"):
+        ResultsStore(path)
+    report = store_module.check(path)
+    assert not report.ok and report.unreadable
+
+
 def test_a_page_corrupted_file_is_refused_and_repair_keeps_every_intact_row(tmp_path):
     path = tmp_path / "s.sqlite"
     first = _sweep(path, range(-4, 60))

@@ -619,9 +619,8 @@ def _prepare_location(path: Path, readonly: bool) -> None:
             raise StoreError(f"cannot create results store {str(path)!r}: {str(parent)!r} is a file, not a folder")
     if path.is_dir():
         raise StoreError(f"results store {str(path)!r} is a folder; give a file path (e.g. {str(path / 'results.sqlite')!r})")
-    if path.is_file() and path.stat().st_size == 0:
-        raise StoreCorrupted(str(path), ["the file is empty (0 bytes): truncated, or not a results store; restore a "
-                                         "backup, or delete it to start a new store"])
+    if path.is_file():
+        _check_header(path)
     if readonly:
         if not path.is_file():
             raise StoreError(f"results store {str(path)!r} does not exist")
@@ -638,6 +637,23 @@ def _prepare_location(path: Path, readonly: bool) -> None:
     if not os.access(path.parent, os.W_OK):
         raise StoreError(f"cannot create results store {str(path)!r}: no write permission in {str(path.parent)!r}")
     _create(path)
+
+
+_HEADER = b"SQLite format 3\x00"
+
+
+def _check_header(path: Path) -> None:
+    """Refuse a file that is not an SQLite database before SQLite sees it: SQLite reads a file shorter than its
+    100-byte header (truncated, or a stray text file) as an empty database, which would pass every check."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        header = f.read(100)
+    if size == 0:
+        raise StoreCorrupted(str(path), ["the file is empty (0 bytes): truncated, or not a results store; restore a "
+                                         "backup, or delete it to start a new store"])
+    if len(header) < 100 or not header.startswith(_HEADER):
+        raise StoreCorrupted(str(path), [f"not an SQLite database ({size} bytes, no SQLite header): truncated, or "
+                                         "another kind of file; restore a backup, or delete it to start a new store"])
 
 
 def _create(path: Path) -> None:
