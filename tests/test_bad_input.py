@@ -571,14 +571,15 @@ def _cli_case(*argv, patterns=(), status=2):
     return _cli(*argv, status=status), Raises(_CliLine, "error", *patterns)
 
 
-def _blocker(tmp):
-    path = os.path.join(tmp, "a-file")
+def _blocker():
+    """A plain file (one byte) in a fresh temporary folder."""
+    import tempfile
+    path = os.path.join(tempfile.mkdtemp(prefix="bad-input-"), "a-file")
     with open(path, "w") as f:
         f.write("x")
     return path
 
 
-_TMP = os.environ.get("TMPDIR", "/tmp")
 CLI_CASES = {
     "cli unknown data set": _cli_case("geometry", "no-such-data", patterns=("no-such-data",)),
     "cli data dir missing": _cli_case("geometry", "wine", "--data-dir", "/nonexistent/dir",
@@ -589,13 +590,13 @@ CLI_CASES = {
     "cli unknown subcommand": _cli_case("explode", patterns=("invalid choice|explode",)),
     "cli log2 sigma 10^8 points": _cli_case("curves", "wine", "--log2-sigma=0:100000000",
                                             patterns=("max_points|points",)),
-    "cli store check a text file": (lambda: _store_check(_blocker(_TMP)),
+    "cli store check a text file": (lambda: _store_check(_blocker()),
                                     Value(lambda out: "damaged" in out and "store repair" in out or out)),
     "cli store under a file": (lambda: _cli("curves", "wine", "--log2-sigma=0:2", "--store",
-                                            os.path.join(_blocker(_TMP), "s.sqlite"))(),
+                                            os.path.join(_blocker(), "s.sqlite"))(),
                                Raises(_CliLine, "error", "is a file")),
     "cli out under a file": (lambda: _cli("curves", "wine", "--log2-sigma=0:2", "--store", ":memory:", "--out",
-                                          os.path.join(_blocker(_TMP), "out.csv"))(),
+                                          os.path.join(_blocker(), "out.csv"))(),
                              Raises(_CliLine, "error", "a-file")),
 }
 
