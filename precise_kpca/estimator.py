@@ -61,6 +61,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from . import limits
 from .approx.rigorous import sigma_x2_ball
 from .backends import get_backend
 from .backends.ozaki import FixedMatrix
@@ -313,6 +314,8 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         if not (isinstance(self.alpha, (int, float, np.number)) and not isinstance(self.alpha, bool)
                 and self.alpha > 0):
             raise ValueError(f"alpha must be a positive number, got {self.alpha!r}")
+        if self.dps is not None:
+            get_backend("mp", self.dps)  # dps=0 or beyond the limits is refused, not replaced by the "auto" rule
 
     def _bandwidth(self) -> tuple[str, Fraction]:
         """("gamma", γ) or ("sigma", σ), exact."""
@@ -425,6 +428,9 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     def _system(self, X, bandwidth, backend, dps, wanted):
         """Gram, its centered eigensystem (the pairs asked for plus one eigenvalue), and Lanczos residuals."""
+        if backend == "mp":  # refused before an hours-long run (the auto rule grows like 4 log10 sigma)
+            kind, value = bandwidth
+            limits.check_mp_eigensystem(X.shape[0], dps, parameter=kind, value=repr(str(value)))
         gram = self._gram(X, bandwidth, backend, dps)
         centered = double_center(gram)
         n = X.shape[0]
