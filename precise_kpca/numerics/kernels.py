@@ -150,6 +150,10 @@ def _warn_if_slow(backend: Backend, n: int) -> None:
         )
 
 
+class Float64Underflow(ValueError):
+    """σ is so large that u = |x_i − x_j|²/2σ_X², or the residual ~u²/2 built from it, leaves the float64 range."""
+
+
 def _scaled_arguments(prep: _Prepared, bw: Bandwidth) -> np.ndarray:
     """u = |x_i − x_j|² / (2σ_X²), elementwise (float64: ((D/b)/b)·2^(−2e−1), refused where it underflows)."""
     b = prep.backend
@@ -158,7 +162,7 @@ def _scaled_arguments(prep: _Prepared, bw: Bandwidth) -> np.ndarray:
             u = np.ldexp(prep.sq / bw.base / bw.base, int(np.clip(-2 * bw.exponent - 1, -4400, 4400)))
         positive = prep.sq > 0
         if positive.any() and u[positive].min() < np.finfo(np.float64).tiny:
-            raise ValueError(
+            raise Float64Underflow(
                 f"sigma={_shown(bw.sigma)} is so large that |x_i - x_j|²/2σ_X² underflows float64; "
                 "use backend='mp'"
             )
@@ -222,7 +226,7 @@ def gaussian_residual(X, sigma, *, backend="float64", dps=None, standardized=Tru
         raise ValueError("gaussian_residual has no naive form; use backend='float64' or 'mp'")
     u = _scaled_arguments(prep, bw)
     if isinstance(b, Float64Backend) and (prep.sq > 0).any() and u[prep.sq > 0].min() ** 2 < np.finfo(np.float64).tiny:
-        raise ValueError(
+        raise Float64Underflow(
             f"sigma={_shown(bw.sigma)}: the residual e^-u - 1 + u ~ u²/2 underflows float64; use backend='mp'"
         )
     if isinstance(b, Float64Backend):  # σ_X² = base²·2^(2e), in units of 2^scale
