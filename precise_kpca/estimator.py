@@ -18,7 +18,7 @@ Backend ``"auto"``:
    like scikit-learn's ``eigen_solver="auto"`` for N > 200 and fewer than 10 components): if that error over
    min(λ_i, gap_i) is ≤ 1e-8 (gap_i: distance to the nearest other eigenvalue) the float64 result is kept — at
    least 8 correct digits per eigenpair;
-2. otherwise ``"mp"`` at ``dps = 13 + ⌈log10 N⌉ + ⌈4·log10 max(σ, 1)⌉`` decimal digits (σ = σ_X / d_X): eigenvalues
+2. otherwise ``"mp"`` at ``dps = max(15, 13 + ⌈log10 N⌉ + ⌈4·log10 max(σ, 1)⌉)`` decimal digits (σ = σ_X / d_X): eigenvalues
    beyond the linear rank shrink like σ⁻⁴ relative to λ₁ (the quadratic part of the Gaussian kernel), and 8
    digits of those need 8 + log10 N + 4 log10 σ digits of working precision (5 more as guard). The same check is
    repeated at mp's eps; when it fails the precision is doubled once, and a ``RuntimeWarning`` names any
@@ -90,7 +90,8 @@ def auto_dps(sigma, n: int) -> int:
     and N rows (module docstring, rule 2)."""
     sigma = parse_sigma(sigma)
     log10_sigma = max(0.0, math.log10(sigma.numerator) - math.log10(sigma.denominator))
-    return 13 + math.ceil(math.log10(n)) + math.ceil(4 * log10_sigma)
+    # never below the 15 digits the mp backend needs to hold float64 input exactly (N < 100 and σ ≤ 1 give 14)
+    return max(15, 13 + math.ceil(math.log10(n)) + math.ceil(4 * log10_sigma))
 
 
 def error_bounds(values: np.ndarray, n_components: int, eps: float, *, n: int | None = None,

@@ -123,8 +123,9 @@ def test_eigenvalue_guarantee_without_enclosure():
 
 
 def test_dps_rule_and_error_bounds():
-    assert auto_dps(1, 10) == 14 and auto_dps(2**20, 100) == 15 + 25
-    assert auto_dps(0.25, 10) == 14  # no extra digits below σ = 1
+    assert auto_dps(1, 100) == 15 and auto_dps(2**20, 100) == 15 + 25
+    assert auto_dps(0.25, 100) == 15  # no extra digits below σ = 1
+    assert auto_dps(1, 10) == 15  # 14 by the formula: the mp backend's floor of 15 digits
     bounds = error_bounds(np.array([1.0, 0.5, 0.5 - 1e-9, 1e-20]), 3, eps=2.0**-52)
     assert bounds[0] == pytest.approx(4 * 2.0**-52 / 0.5) and bounds[1] > 1e-8 and bounds[2] > 1e-8
 
