@@ -1,6 +1,8 @@
 """Theorem 3's σ → ∞ limits, enclosed (asymptotics/enclosed_limits.py): every interval against an independent
 mpmath reference at twice the digits (tests/first_order_reference.py), exact ties, duplicates, both ways of
 applying E₁, and the rigorous measure at σ = 2^60."""
+from unittest import mock
+
 import mpmath
 import numpy as np
 import pytest
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 from precise_kpca.asymptotics import EnclosedLimits, ExactEccentricity, eigenprojection_constant, eigenvalue_constant
 from precise_kpca.asymptotics.adversarial import two_shells
 from precise_kpca.asymptotics.enclosed_limits import enclose
+from precise_kpca.asymptotics import first_order_operator as operator_module
 from precise_kpca.asymptotics.first_order_operator import ROUTES, first_order_operator
 from precise_kpca.certify.linear_enclosure import linear_enclosure
 from precise_kpca.datasets import load
@@ -76,16 +79,38 @@ def _check_null_block(X, route, ref):
     ctx = ref.ctx
     ratio = ref.null_top() / ref.values[0]
     slack = (abs(ratio) + 1) * (ref.accuracy + ctx.mpf(10) ** (-2 * DIGITS))
-    def q(x):
-        return ctx.mpf(x.numerator) / x.denominator
-
-    assert q(lo) / q(lin.upper(0)) - slack <= ratio <= q(hi) / q(lin.lower(0)) + slack
+    assert _q(ctx, lo) / _q(ctx, lin.upper(0)) - slack <= ratio <= _q(ctx, hi) / _q(ctx, lin.lower(0)) + slack
 
 
 @given(data_sets(max_rows=9, max_dim=3), st.sampled_from(ROUTES))
 @settings(max_examples=25, deadline=None)
 def test_limits_contain_the_reference_on_random_data(X, route):
     _check_against_reference(X, route)
+
+
+@given(st.one_of(data_sets(max_rows=9, max_dim=3), symmetric_sets()))
+@settings(max_examples=15, deadline=None)
+def test_dense_rayleigh_bound_of_the_null_block_contains_the_reference(X):
+    """The dense route's fallback for large N·q (exact Rayleigh quotient, Kato–Temple or Frobenius), forced."""
+    try:
+        lin = linear_enclosure(X, 128)
+    except ValueError:
+        assume(False)  # all rows equal
+    operator_module._operator_cached.cache_clear()
+    with mock.patch.object(operator_module, "_COMPRESSION_MAX_ENTRIES", 0):
+        lo, hi = first_order_operator(X, "dense").null_top
+        method = first_order_operator(X, "dense").null_method
+    operator_module._operator_cached.cache_clear()
+    assert "compression" not in method
+    ref = Reference(X, REF_DPS)
+    ctx = ref.ctx
+    ratio = ref.null_top() / ref.values[0]
+    slack = (abs(ratio) + 1) * (ref.accuracy + ctx.mpf(10) ** (-2 * DIGITS))
+    assert _q(ctx, lo) / _q(ctx, lin.upper(0)) - slack <= ratio <= _q(ctx, hi) / _q(ctx, lin.lower(0)) + slack
+
+
+def _q(ctx, x):
+    return ctx.mpf(x.numerator) / x.denominator
 
 
 @given(symmetric_sets(), st.sampled_from(ROUTES))
