@@ -12,6 +12,7 @@ from .backends import as_fraction
 MIN_ROWS = 3
 _POWER = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*(?:\*\*|\^)\s*\(?\s*([+-]?\d+)\s*\)?\s*$")
 _NUMBER = re.compile(r"^\s*[+-]?([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*$")
+_RATIO = re.compile(r"^\s*[+-]?\d{1,1000}\s*/\s*\d{1,1000}\s*$")
 
 
 def check_data(X, *, name: str = "X", min_rows: int = MIN_ROWS) -> np.ndarray:
@@ -69,9 +70,9 @@ def _first_non_numeric(array):
 def parse_sigma(sigma, *, name: str = "sigma") -> Fraction:
     """Exact positive rational value of a bandwidth.
 
-    Accepts int, float, Fraction, mpmath mpf, or a string: a decimal number (``"0.25"``, ``"1e400"``)
-    or a power ``"a**b"`` / ``"a^b"`` (``"2**100"``, ``"2^-4"``), so bandwidths beyond the float range
-    stay exact.
+    Accepts int, float, Fraction, mpmath mpf, or a string: a decimal number (``"0.25"``, ``"1e400"``), a ratio
+    of integers (``"1/16"``, as the results store writes σ) or a power ``"a**b"`` / ``"a^b"`` (``"2**100"``,
+    ``"2^-4"``), so bandwidths beyond the float range stay exact.
     """
     if isinstance(sigma, bool):
         raise ValueError(f"{name} must be a positive number, got {sigma!r}")
@@ -98,6 +99,6 @@ def _parse_sigma_string(text: str, name: str) -> Fraction:
             raise ValueError(f"{name}={text!r}: exponent {exponent} is out of the supported range (|e| <= 100000)")
         return base**exponent
     number = _NUMBER.match(text)
-    if number:
-        return Fraction(text.strip())
-    raise ValueError(f"{name}={text!r} is not a number; use e.g. '0.25', '1e40', '2**100' or '2^-4'")
+    if number or _RATIO.match(text):
+        return Fraction(text.strip().replace(" ", ""))
+    raise ValueError(f"{name}={text!r} is not a number; use e.g. '0.25', '1e40', '1/16', '2**100' or '2^-4'")

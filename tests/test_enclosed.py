@@ -12,7 +12,7 @@ from precise_kpca.measures.results import exact_midpoint, fraction_ends
 from precise_kpca.measures.structured import perturbed_spectrum
 from precise_kpca.numerics import double_center, gaussian_residual
 from precise_kpca.numerics.quad_residual import QuadResidualOperator
-from precise_kpca.reports.study import bundle_tasks
+from precise_kpca.studies.curves import bundle_tasks
 from precise_kpca.studies.curves import NAIVE_BACKEND, sweep_tasks
 
 REF_DPS = 60

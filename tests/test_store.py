@@ -34,9 +34,9 @@ def _keys(store, backend: str, count: int) -> list[PointKey]:
     return [PointKey(h, "metric", NO_K, f"{i + 1}/16", backend, 10) for i in range(count)]
 
 
-def test_a_certified_request_reuses_only_rigorous_points_with_its_digits(tmp_path):
-    """``auto`` (a rigorous request): heuristic, undetermined, short or unknown points are missing, whatever
-    their digits; retrying changes nothing for it."""
+def test_a_certified_request_reuses_rigorous_and_undetermined_points_until_retried(tmp_path):
+    """``auto`` (a rigorous request): rigorous points (short ones too) and undetermined ones are final for this
+    code, heuristic and unknown ones are missing; retrying recomputes all but the rigorous points with the digits."""
     with ResultsStore(tmp_path / "r.sqlite") as store:
         good, short, heuristic, undetermined, unknown, absent = _keys(store, "auto", 6)
         store.put(good, _record(0.5))  # 12 digits ≥ 10
@@ -45,7 +45,7 @@ def test_a_certified_request_reuses_only_rigorous_points_with_its_digits(tmp_pat
         store.put(undetermined, _record(float("nan"), "none", 0))
         store.put(unknown, _record(0.5, "unknown", 15))
         keys = [good, short, heuristic, undetermined, unknown, absent]
-        assert store.existing(keys) == {good}
+        assert store.existing(keys) == {good, short, undetermined}
         assert store.existing(keys, retry_uncertified=True) == {good}
 
 

@@ -20,6 +20,7 @@ import mpmath
 import numpy as np
 from scipy.optimize import minimize
 
+from ..errors import InsufficientPrecision
 from ..measures import measure
 from ..numerics.exact_geometry import ExactEccentricity
 from .first_order import FirstOrder
@@ -35,7 +36,7 @@ def excess_over_one_eighth(X: np.ndarray, log2_sigma: int, digits: int = 24) -> 
     """
     m = measure(X, "metric", f"2**{log2_sigma}", backend="mp", dps=digits + 16, digits=digits)
     if m.certified_digits < digits:
-        raise ArithmeticError(f"metric measure certified only {m.certified_digits} digits at σ = 2^{log2_sigma}")
+        raise InsufficientPrecision(f"metric measure certified only {m.certified_digits} digits at σ = 2^{log2_sigma}")
     ctx = mpmath.MPContext()
     ctx.prec = 160
     with flint.ctx.workprec(160):

@@ -74,6 +74,7 @@ from mpmath import libmp
 
 from ..backends import ozaki
 from ..backends.base import as_fraction
+from ..errors import InternalCheckFailed
 
 __all__ = ["EigenEnclosure", "GroupBound", "enclose_eigensystem"]
 
@@ -258,7 +259,7 @@ def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, ma
     lam = [Fraction(float(v)) for v in values]
     rr = [p - 2 * lv * q + lv * lv * x for p, q, x, lv in zip(pp, xp, xx, lam)]  # ‖rᵢ‖², exact
     if min(rr) < 0:
-        raise ArithmeticError("negative squared residual: the products are not exact")
+        raise InternalCheckFailed("negative squared residual: the products are not exact")
     theta = [q / x for q, x in zip(xp, xx)]
     eps2 = [(r - (t - lv) ** 2 * x) / x for r, t, lv, x in zip(rr, theta, lam, xx)]
     om = Fraction(omega)
@@ -508,7 +509,7 @@ def _quadratic_bounds(A_hp, X, lo, hi, theta, eps2, residual_norm, om, max_block
                 new_lo[i], new_hi[i] = max(b_lo, new_lo[i]), min(b_hi, new_hi[i])
                 method[i] = tag
             if new_lo[i] > new_hi[i]:  # two rigorous enclosures of one eigenvalue cannot be disjoint
-                raise ArithmeticError(f"empty enclosure of eigenvalue {i}: A_hp is not symmetric or a bound is wrong")
+                raise InternalCheckFailed(f"empty enclosure of eigenvalue {i}: A_hp is not symmetric or a bound is wrong")
     return new_lo, new_hi, method
 
 

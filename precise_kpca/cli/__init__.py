@@ -13,11 +13,11 @@ import argparse
 import re
 import sys
 
-from . import certify, curves, eta, geometry, neighbours, onset, prove, reproduce, rff_rate
+from . import certify, curves, eta, geometry, neighbours, onset, plan, prove, reproduce, rff_rate
 from ..studies.executors import TaskError
 from .common import UsageError
 
-COMMANDS = [curves, onset, geometry, prove, certify, rff_rate, neighbours, reproduce, eta]
+COMMANDS = [curves, onset, plan, geometry, prove, certify, rff_rate, neighbours, reproduce, eta]
 """Command modules, in ``--help`` order."""
 
 _NEGATIVE_VALUE = re.compile(r"^-\d")

@@ -52,12 +52,13 @@ def evaluate(X: np.ndarray, name: str, sigma: Fraction, backend: Backend, *, k=1
     if name == "metric":
         return metric_dissonance_value(X, sigma, backend, median), backend.scalar(1), "elementwise"
     if name == "cka":
+        from .cka_enclosed import cka_at_zero_interval
+
         linear = LinearSpectrum(X, backend)
-        L = linear.gram()
-        n = X.shape[0]
-        trace = sum(L[i, i] for i in range(n))
-        cka_at_zero = trace / (backend.sqrt(backend.scalar(n - 1)) * backend.sqrt((L * L).sum()))
-        return cka_gap_value(backend, scaled_gaussian_gram(X, sigma, backend, linear), L), 1 - cka_at_zero, "elementwise"
+        f0_lo, f0_hi = cka_at_zero_interval(X)  # the σ → 0 limit (repeated rows included), exact data
+        at_zero = backend.scalar(results.exact_midpoint(f0_lo, f0_hi))
+        return cka_gap_value(backend, scaled_gaussian_gram(X, sigma, backend, linear), linear.gram()), at_zero, \
+            "elementwise"
     at_zero = backend.scalar(1)
     if name == "eigenprojection":
         at_zero = _eigen_distance_at_zero(X, backend, k, tau, aggregate)
@@ -175,7 +176,7 @@ def by_agreement(X, name, sigma, first, second, digits, options, k_field, start,
                   f"{path} at {first.name}(dps={first.dps}) and mp(dps={second.dps})")
     m = results.heuristic(name, sigma, k_field, first=first.export(v1), second=second.export(v2),
                           at_zero=second.export(at_zero), start=start, digits=digits, route=route, method=method,
-                          backend=second.name, dps=second.dps)
+                          backend=second.name, dps=second.dps, first_dps=first.dps)
     if m.short:
         warnings.warn(f"{name} at sigma={sigma}: {m.method}", RuntimeWarning, stacklevel=3)
     return m

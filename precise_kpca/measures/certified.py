@@ -13,6 +13,7 @@ import time
 import numpy as np
 
 from ..backends import MPBackend, get_backend
+from ..certify.linear_enclosure import exact_linear
 from ..validation import check_data, parse_sigma
 from . import results, routes
 from .agreement import ESCALATION_DPS, by_agreement, evaluate
@@ -60,6 +61,8 @@ def measure(X, name: str, sigma, *, k: int = 1, digits: int = 10, backend="auto"
     start = time.perf_counter()
     options = dict(k=k, tau=tau, aggregate=aggregate, median=median)
     k_field = k if name in ("eigenprojection", "pc") else None
+    if k_field is not None:
+        _check_k_within_rank(X, k, name)
     if backend == "float64-naive":
         b = get_backend("float64-naive")
         value, at_zero, _ = evaluate(X, name, exact_sigma, b, **options)
@@ -83,6 +86,14 @@ def plan(X, name: str, sigma, *, k: int = 1, digits: int = 10, tau=1e-6, median=
     X = check_data(X)
     _check_options(name, k, digits, "mean", tau, "auto", guarantee)
     return routes.plan(X, name, parse_sigma(sigma), k=k, digits=digits, guarantee=guarantee, tau=tau, median=median)
+
+
+def _check_k_within_rank(X: np.ndarray, k: int, name: str) -> None:
+    """ValueError before any heavy work when k exceeds the exact rank of the centered linear Gram."""
+    exact = exact_linear(X)
+    if k > exact.rank:
+        raise ValueError(f"k={k} exceeds the rank {exact.rank} of the centered linear Gram (N={exact.n}, "
+                         f"d={exact.d}): {name} has no linear counterpart beyond the rank")
 
 
 def _check_options(name, k, digits, aggregate, tau, backend, guarantee):

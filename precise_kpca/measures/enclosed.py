@@ -26,7 +26,8 @@ import numpy as np
 from ..backends.base import as_fraction
 from ..backends.dyadic import Dyadic
 from ..backends.ozaki import FixedMatrix, matmul
-from ..certify.eigen_enclosure import enclose_eigensystem, fmpq_matrix, ritz_subspace_sin_theta
+from ..certify.eigen_enclosure import _frobenius_up, enclose_eigensystem, fmpq_matrix, ritz_subspace_sin_theta
+from ..certify.float64_enclosure import enclose_float64
 from ..certify.linear_enclosure import LinearEnclosure, linear_enclosure
 from ..errors import InsufficientPrecision
 from ..numerics.quad_gram import scaled_gaussian_gram_words
@@ -46,7 +47,7 @@ class SpectrumEnclosure:
 
     Attributes
     ----------
-    lower, upper : ndarray of mpmath mpf, shape (N,)
+    lower, upper : ndarray of mpmath mpf or Fraction (exact), shape (N,)
         Enclosures of A's eigenvalues, descending.
     vectors, correction : ndarray of float64, shape (N, m)
         The float64 eigenvectors of the top m eigenvalues and one Newton correction: the basis measured is
@@ -82,8 +83,8 @@ def needed_groups(X: np.ndarray, k_max: int, tau: float) -> tuple[tuple[int, int
     return tuple(sorted(groups | {(i, i + 1) for i in range(k_max)}))
 
 
-def spectrum_enclosure(X: np.ndarray, sigma, *, median: str = "full", k_max: int = 5,
-                       tau: float = 1e-6) -> SpectrumEnclosure:
+def spectrum_enclosure(X: np.ndarray, sigma, *, median: str = "full", k_max: int = 5, tau: float = 1e-6,
+                       exact_products: bool = True) -> SpectrumEnclosure:
     """Enclosures of A = σ_X² H K_G H's eigenvalues and of its top eigenvector groups (cached per σ).
 
     Parameters
@@ -95,13 +96,18 @@ def spectrum_enclosure(X: np.ndarray, sigma, *, median: str = "full", k_max: int
         Groups of Algorithm 1 for every k ≤ k_max are bounded.
     tau : float
         Algorithm 1's grouping tolerance.
+    exact_products : bool
+        True: every eigenvalue certified from exact N×N×N products (:func:`enclose_eigensystem`, widths ~ε²/gap);
+        False: from a-priori bounds of float64 GEMMs (:func:`~precise_kpca.certify.float64_enclosure.enclose_float64`,
+        widths ~N·u·‖A‖, three GEMMs instead of tens). The top groups get the exact Newton-corrected bound either way.
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
-    return _enclosure_cached(X.tobytes(), X.shape, sigma, median, k_max, tau)
+    return _enclosure_cached(X.tobytes(), X.shape, sigma, median, k_max, tau, exact_products)
 
 
 @lru_cache(maxsize=2)
-def _enclosure_cached(data: bytes, shape: tuple, sigma, median: str, k_max: int, tau: float) -> SpectrumEnclosure:
+def _enclosure_cached(data: bytes, shape: tuple, sigma, median: str, k_max: int, tau: float,
+                      exact_products: bool) -> SpectrumEnclosure:
     import time
 
     X = np.frombuffer(data, dtype=np.float64).reshape(shape)
@@ -114,22 +120,31 @@ def _enclosure_cached(data: bytes, shape: tuple, sigma, median: str, k_max: int,
     A_hp = FixedMatrix.from_words([quad.hi, quad.lo], bits=_A_BITS)
     # ‖A − A_hp‖_F ≤ the builder's bound + N × the fixed-point read's largest entry error
     delta = quad.error_bound + shape[0] * A_hp.error_bound
-    del quad
     groups = needed_groups(X, k_max, tau)
     m = max(stop for _, stop in groups)
-    enc = enclose_eigensystem(A_hp, delta, w, V, k=min(max(m, 1), MAX_K, shape[0]), groups=groups)
+    if exact_products:
+        enc = enclose_eigensystem(A_hp, delta, w, V, k=min(max(m, 1), MAX_K, shape[0]), groups=groups)
+        lower, upper = enc.lower, enc.upper
+        plain = {(g.start, g.stop): g.sin_theta for g in enc.groups}
+    else:
+        # A_f = the high words; ‖A − A_f‖_F ≤ the builder's bound + ‖lo‖_F
+        f64 = enclose_float64(quad.hi, Fraction(quad.error_bound) + Fraction(_frobenius_up(quad.lo)), w, V,
+                              groups=groups)
+        lower, upper = f64.lower, f64.upper
+        plain = {g: (float(f64.group_sin[g]) * (1 + 2.0**-50) if g in f64.group_sin else None) for g in groups}
+    del quad
     enclosed = time.perf_counter()
     # each bound is for the basis it was proven for: the corrected one where it has a bound, else the plain one
-    sin_theta = {(g.start, g.stop): (False, g.sin_theta) for g in enc.groups}
+    sin_theta = {g: (False, bound) for g, bound in plain.items()}
     correction = _newton_correction(A_hp, w, V, m)
-    for group, bound in _group_bounds(A_hp, delta, V[:, :m], correction, enc.lower, enc.upper, groups).items():
+    for group, bound in _group_bounds(A_hp, delta, V[:, :m], correction, lower, upper, groups).items():
         plain = sin_theta[group][1]
         if bound is not None and (plain is None or bound < plain):
             sin_theta[group] = (True, bound)
     seconds = {"gram": built - start, "eigh": solved - built, "enclosure": enclosed - solved,
                "refinement": time.perf_counter() - enclosed}
-    return SpectrumEnclosure(lower=enc.lower, upper=enc.upper, vectors=V[:, :m].copy(), correction=correction,
-                             sin_theta=sin_theta, seconds=seconds)
+    return SpectrumEnclosure(lower=np.array(lower, dtype=object), upper=np.array(upper, dtype=object),
+                             vectors=V[:, :m].copy(), correction=correction, sin_theta=sin_theta, seconds=seconds)
 
 
 def _newton_correction(A_hp: FixedMatrix, w: np.ndarray, V: np.ndarray, m: int) -> np.ndarray:

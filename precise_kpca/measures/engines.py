@@ -12,7 +12,8 @@ import math
 import mpmath
 
 from ..certify.linear_enclosure import linear_enclosure
-from . import enclosed, results, structured_enclosed
+from ..errors import RouteUnavailable
+from . import enclosed, refined_enclosed, results, structured_enclosed
 from .intervals import eigen_distance_at_zero_interval
 from .measurement import Route
 from .metric import metric_dissonance_ball
@@ -43,8 +44,10 @@ def structured_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, s
                          "rigorous enclosure in L's exact frame (structured range)")
 
 
-def binary128_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route):
-    enc = enclosed.spectrum_enclosure(X, sigma, median=median, k_max=max(k, enclosed.SHARED_GROUPS), tau=tau)
+def binary128_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route,
+                        exact_products: bool = True):
+    enc = enclosed.spectrum_enclosure(X, sigma, median=median, k_max=max(k, enclosed.SHARED_GROUPS), tau=tau,
+                                      exact_products=exact_products)
     if name == "eigenvalue":
         lo, hi = results.fraction_ends(*enclosed.eigenvalue_interval(enc, X))
     elif name == "eigenprojection":
@@ -55,12 +58,51 @@ def binary128_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, st
                          "rigorous enclosure of the float64 eigensystem of the binary128 Gram")
 
 
+def float64_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route):
+    return binary128_enclosure(X, name, sigma, k=k, digits=digits, tau=tau, aggregate=aggregate, median=median,
+                               start=start, route=route, exact_products=False)
+
+
+def frobenius_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route):
+    from .cka_enclosed import cka_interval
+
+    enc = cka_interval(X, sigma, median=median)
+    return results.rigorous(name, sigma, None, lo=enc.lower, hi=enc.upper, f0=(enc.f0_lower, enc.f0_upper),
+                            start=start, digits=digits, route=route,
+                            method="rigorous: exact Frobenius sums of L and the binary128 E, ball arithmetic")
+
+
 def agreement(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route):
     from .agreement import heuristic_auto
 
     k_field = k if name in ("eigenprojection", "pc") else None
     return heuristic_auto(X, name, sigma, digits, dict(k=k, tau=tau, aggregate=aggregate, median=median), k_field,
                           start)
+
+
+def refined_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route):
+    from .routes import REFINED_MAX_DPS, REFINED_MAX_N
+
+    if X.shape[0] > REFINED_MAX_N:
+        raise RouteUnavailable(f"N = {X.shape[0]} rows exceed the refined route's limit of {REFINED_MAX_N}",
+                               remedy="the binary128 and structured enclosures cover every N")
+
+    def attempt(dps):
+        enc = refined_enclosed.spectrum_enclosure(X, sigma, dps=dps, median=median,
+                                                  block=1 if name == "eigenvalue" else k)
+        if name == "eigenvalue":
+            lo, hi = results.fraction_ends(*refined_enclosed.eigenvalue_interval(enc),
+                                           prec=math.ceil((dps + 20) * _BITS_PER_DIGIT))
+        elif name == "eigenprojection":
+            lo, hi = refined_enclosed.eigen_distance_interval(enc, k, tau, aggregate)
+        else:
+            lo, hi = refined_enclosed.pc_interval(enc, k)
+        detail = f"tier-1 refinement at {dps} digits, block {enc.block} ({enc.seconds['gram']:.1f} s Gram, " \
+                 f"{enc.seconds['refinement']:.1f} s refinement)"
+        return _eigen_result(X, name, sigma, k, lo, hi, tau, aggregate, start, digits, _detailed(route, detail),
+                             "rigorous enclosure of the refined eigensystem of the arb-enclosed Gram")
+
+    return refined_enclosed.escalate(attempt, digits, max_dps=REFINED_MAX_DPS)
 
 
 def _eigen_result(X, name, sigma, k, lo, hi, tau, aggregate, start, digits, route, method):
@@ -88,7 +130,10 @@ ENGINES = {
     "arb-ball": arb_ball,
     "structured-enclosure": structured_enclosure,
     "binary128-enclosure": binary128_enclosure,
+    "float64-enclosure": float64_enclosure,
+    "frobenius-enclosure": frobenius_enclosure,
     "agreement": agreement,
+    "refined-enclosure": refined_enclosure,
 }
 
 __all__ = ["ENGINES"]

@@ -43,13 +43,14 @@ def rigorous(name, sigma, k, *, lo, hi, f0, start, digits, route: Route, method,
 
 
 def heuristic(name, sigma, k, *, first, second, at_zero, start, digits, route: Route, method, backend,
-              dps) -> Measurement:
-    """Agreement of two evaluations: the interval is second ∓ 10·|first − second| (one digit fewer than they agree
-    on). Not an enclosure: ``guarantee="heuristic"``."""
+              dps, first_dps) -> Measurement:
+    """Agreement of two evaluations: the interval is second ∓ max(10·|first − second|, 10^(−first_dps)·|second|)
+    (one digit fewer than they agree on, and no more than the coarser evaluation carries). Not an enclosure:
+    ``guarantee="heuristic"``."""
     v1, v2 = exact_mpf(first), exact_mpf(second)
     ctx = mpmath.MPContext()
     ctx.prec = max(_bits(v1), _bits(v2)) + abs(_exponent(v1) - _exponent(v2)) + 16
-    spread = 10 * abs(ctx.mpf(v1) - ctx.mpf(v2))
+    spread = max(10 * abs(ctx.mpf(v1) - ctx.mpf(v2)), abs(ctx.mpf(v2)) * ctx.mpf(10) ** -first_dps)
     lo, hi = (mpmath.mp.make_mpf(x._mpf_) for x in (ctx.mpf(v2) - spread, ctx.mpf(v2) + spread))
     certified = interval_digits(lo, hi)
     reason = ""

@@ -10,13 +10,18 @@ engine                    measures                                   guarantee  
 ``structured-enclosure``  eigenvalue, eigenprojection, pc            rigorous    a linear top block clear of ‖E‖
 ``binary128-enclosure``   eigenvalue, eigenprojection, pc            rigorous    every σ the binary128 Gram holds;
                                                                                  digits ≈ 26 − log10(‖L‖/‖E‖)
+``float64-enclosure``     eigenvalue, eigenprojection, pc            rigorous    the same Gram; ~16 − 1.5 log10 N −
+                                                                                 log10(‖L‖/‖E‖) digits, O(N³) float64
+``refined-enclosure``     eigenvalue, eigenprojection, pc            rigorous    N ≤ REFINED_MAX_N; near-ties and
+                                                                                 digits beyond binary128's
 ``frobenius-enclosure``   cka                                        rigorous    every σ the binary128 E holds
 ``agreement``             all but metric                             heuristic   only with ``guarantee="heuristic"``
 ========================  =========================================  ==========  ===================================
 
 Order: the structured route first where it applies (no N³ eigensolver; ≥ 25 digits on eigenvalues), the binary128
 enclosure first where the structured expansion does not apply or its top block does not hold the k vectors asked
-for, each the other's fallback. A route that certifies fewer digits than requested hands over to the next; the best
+for, each the other's fallback; the refined enclosure last (an N³ refinement at up to REFINED_MAX_DPS digits,
+:mod:`.refined_enclosed`). A route that certifies fewer digits than requested hands over to the next; the best
 rigorous result is kept. A value that depends on an arbitrary basis (:class:`~precise_kpca.errors.Undetermined`)
 stops the plan: no route can give it.
 
@@ -27,9 +32,19 @@ Thresholds (the only ones; each with where it was measured):
   bounds' own growth).
 * :data:`STRUCTURED_DIGITS` = 25 — the structured enclosure's ceiling: E in binary128 carries ~30 digits relative to
   ‖E‖ (its rigorous bound, ``quad_gram``), a few of which the Kato–Temple and Davis–Kahan constants use.
+* :data:`FLOAT64_MIN_N` = 600, :data:`FLOAT64_DIGITS` = 16 and :data:`FLOAT64_DIGITS_PER_DECADE` = 1.5 — the
+  ``float64-enclosure`` (a-priori GEMM bounds, widths ~γ_N ‖A‖_F) is tried first from 600 rows, where the exact
+  products of the ``binary128-enclosure`` cost minutes (kc1, N = 2109: 219 s of 437 s on a loaded machine), when its
+  predicted digits 16 − 1.5·log10 N − loss reach the request (random N = 300: widths 2e-13 ‖A‖).
 * :data:`VECTOR_DIGITS` = 12 — digits of eigenvector angles from the structured route's float64 expansion (wine,
   σ = 2²⁰ and 2⁴⁰: 12–13 digits on eigenprojection and pc, 27 on eigenvalue); beyond it the route is tried but
   expected short.
+* :data:`REFINED_MAX_N` = 1000 — the refined route's rows: one σ costs 73–154 s of one core at N = 1000 and 50
+  digits (60–70 certified; Gram, tier-1 refinement and block shared by the measures), 7–11 s at N = 400
+  (``benchmarks/refined_bench.py``); it grows as N³.
+* :data:`REFINED_MAX_DPS` = 200 — the refined route's highest precision: separates Gaussian eigenvalues down to
+  ~1e-190 of λ_1 (3.6 s of one core at N = 100); the angles' ball arithmetic (``intervals.ANGLE_PREC``) carries
+  ~94 digits, so past ~100 the escalation only separates.
 """
 from __future__ import annotations
 
@@ -41,13 +56,18 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..errors import InsufficientPrecision, RouteUnavailable, Undetermined
+from ..errors import InsufficientPrecision, NoConvergence, RouteUnavailable, Undetermined
 from . import results
 from .measurement import Measurement, Route
 
 ENCLOSURE_DIGITS = 26
+FLOAT64_MIN_N = 600
+FLOAT64_DIGITS = 16.0
+FLOAT64_DIGITS_PER_DECADE = 1.5
 STRUCTURED_DIGITS = 25
 VECTOR_DIGITS = 12
+REFINED_MAX_N = 1000
+REFINED_MAX_DPS = 200
 EIGEN_MEASURES = ("eigenvalue", "eigenprojection", "pc")
 GUARANTEES_ASKED = ("rigorous", "heuristic")
 
@@ -58,6 +78,12 @@ _ROUTES = {
     "binary128-enclosure": Route("binary128-enclosure",
                                  "Weyl, Kato-Temple, Li-Li, Davis-Kahan on exact residual products of the float64 "
                                  "eigensystem of the binary128 Gram"),
+    "float64-enclosure": Route("float64-enclosure",
+                               "Kahan's cluster theorem, counting and Davis-Kahan on a-priori bounded float64 residuals "
+                               "of the float64 eigensystem of the binary128 Gram; exact Newton-corrected top groups"),
+    "refined-enclosure": Route("refined-enclosure",
+                               "refinement bounds (Weyl, Li-Li) and Rayleigh-Ritz with Davis-Kahan on exact products "
+                               "of the arb-enclosed Gram"),
     "frobenius-enclosure": Route("frobenius-enclosure", "exact Frobenius sums and ball arithmetic"),
     "agreement": Route("agreement", "two evaluations at different precisions agree (heuristic)"),
 }
@@ -149,6 +175,15 @@ def plan(X: np.ndarray, name: str, sigma: Fraction, *, k: int = 1, digits: int =
             steps = [structured, binary]
         else:
             steps = [binary, structured]
+        n = X.shape[0]
+        cheap = FLOAT64_DIGITS - FLOAT64_DIGITS_PER_DECADE * math.log10(n) - loss
+        probe["float64_digits"] = cheap
+        if n >= FLOAT64_MIN_N and steps[0] is binary and cheap >= digits:
+            steps.insert(0, Step("float64-enclosure", f"N = {n}: a-priori float64 bounds predicted to give {cheap:.0f} "
+                                                      "digits at three GEMMs instead of tens of exact products"))
+        if X.shape[0] <= REFINED_MAX_N:
+            steps.append(Step("refined-enclosure", f"N = {X.shape[0]} ≤ {REFINED_MAX_N}: what the others leave short, "
+                                                   f"refined at up to {REFINED_MAX_DPS} digits"))
     if guarantee == "heuristic" and name != "metric":
         steps.append(Step("agreement", "asked for: two evaluations at different precisions (heuristic)"))
     return Plan(measure=name, sigma=sigma, k=k_field, digits=digits, guarantee=guarantee, steps=tuple(steps),
@@ -197,7 +232,7 @@ def run(X: np.ndarray, the_plan: Plan, *, tau: float = 1e-6, aggregate: str = "m
         except Undetermined as exc:
             return results.undetermined(name, sigma, k, reason=f"not determined: {exc}", start=start, digits=digits,
                                         route=step.route)
-        except (RouteUnavailable, InsufficientPrecision) as exc:
+        except (RouteUnavailable, InsufficientPrecision, NoConvergence) as exc:
             notes.append(f"{step.engine}: {exc}")
             continue
         if m.guarantee == "heuristic" or not m.short:
@@ -222,4 +257,5 @@ def _with_notes(m: Measurement, notes) -> Measurement:
     return replace(m, reason=reason)
 
 
-__all__ = ["ENCLOSURE_DIGITS", "Plan", "STRUCTURED_DIGITS", "Step", "VECTOR_DIGITS", "plan", "run"]
+__all__ = ["ENCLOSURE_DIGITS", "Plan", "REFINED_MAX_DPS", "REFINED_MAX_N", "STRUCTURED_DIGITS", "Step",
+           "VECTOR_DIGITS", "plan", "run"]

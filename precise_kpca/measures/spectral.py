@@ -34,10 +34,21 @@ def eigenvalue_difference_value(gauss_values, linear: LinearSpectrum):
 
 
 def linear_groups(values, k: int, tau: float) -> list[tuple[int, int]]:
-    """Algorithm 1's grouping of the top-k linear eigenvalues: runs with |λ_i − λ_i0| / λ_i0 < τ."""
+    """Algorithm 1's grouping of the top-k linear eigenvalues: runs with |λ_i − λ_i0| / λ_i0 < τ.
+
+    Raises
+    ------
+    ValueError
+        If one of the top k is zero, negative or NaN: the relative test has no meaning there (k beyond the
+        rank of the centered linear Gram).
+    """
+    for i in range(k):
+        if not values[i] > 0:
+            raise ValueError(f"linear eigenvalue {i} of the top k={k} is {values[i]}: Algorithm 1 groups positive "
+                             "eigenvalues only (is k beyond the rank of the centered linear Gram?)")
     groups, start = [], 0
     while start < k:
-        stop = start
+        stop = start + 1  # every group holds its first eigenvalue: the loop advances whatever the comparison gives
         while stop < k and abs((values[stop] - values[start]) / values[start]) < tau:
             stop += 1
         groups.append((start, stop))
@@ -65,13 +76,26 @@ def _atan2(b: Backend, y, x):
     return b.ctx.atan2(y, x)
 
 
+def require_k_within_rank(k: int, linear: LinearSpectrum) -> None:
+    """Refuse a measure over the top k eigenvectors (eigenprojection, pc) when k exceeds rank(L).
+
+    Raises
+    ------
+    ValueError
+        Naming k, the rank and the shape: eigenvectors beyond the rank belong to the repeated eigenvalue 0 of
+        L and have no linear counterpart.
+    """
+    if k > linear.rank:
+        n, d = linear.centered.shape
+        raise ValueError(
+            f"k={k} exceeds the rank {linear.rank} of the centered linear Gram (N={n}, d={d}): eigenvectors "
+            f"beyond it belong to the repeated eigenvalue 0 and have no linear counterpart; choose k <= {linear.rank}"
+        )
+
+
 def eigen_distance(b: Backend, V: np.ndarray, linear: LinearSpectrum, k: int, tau: float, aggregate: str):
     """EigenDist(v, w, λ) of Algorithm 1 over the top-k linear eigenvalues (radians)."""
-    if k > linear.rank:
-        raise ValueError(
-            f"k={k} exceeds the rank {linear.rank} of the centered linear Gram: eigenvectors beyond it belong "
-            "to the repeated eigenvalue 0 and have no linear counterpart"
-        )
+    require_k_within_rank(k, linear)
     thetas = [
         largest_principal_angle(b, V[:, i0:i1], linear.vectors[:, i0:i1])
         for i0, i1 in linear_groups(linear.values, k, tau)
@@ -93,6 +117,7 @@ def pc_dissonance_value(b: Backend, gauss_values, gauss_vectors, linear: LinearS
     Training principal components are √λ v (Section II-A1); σ_X-scaling the Gaussian ones gives √μ v with
     μ = σ_X² λ_G. Signs are aligned (v·w > 0) since eigenvectors have none of their own.
     """
+    require_k_within_rank(k, linear)
     worst = b.scalar(0)
     for i in range(k):
         v, w = gauss_vectors[:, i], linear.vectors[:, i]

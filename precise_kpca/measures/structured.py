@@ -20,7 +20,7 @@ from ..numerics.linear_spectrum import LinearSpectrum
 from ..numerics.perturbed_spectrum import PerturbedSpectrum
 from ..numerics import quad_residual
 from ..numerics.residual_series import SERIES_LIMIT, ResidualSeries
-from .spectral import linear_groups
+from .spectral import linear_groups, require_k_within_rank
 
 _LINEAR_DPS_STEP = 20  # round linear precisions up to a multiple of this, so the cache is reused across σ
 _MIN_VECTORS = 5
@@ -92,7 +92,16 @@ def _series_cached(data: bytes, shape: tuple, dps: int, median: str) -> Residual
 
 def covers(ps: PerturbedSpectrum, name: str, k: int, tau: float) -> bool:
     """Whether ``ps`` gives measure ``name`` at rank k: it applies and, for eigenvectors, Algorithm 1's groups
-    of the top k lie inside the computed top block."""
+    of the top k lie inside the computed top block.
+
+    Raises
+    ------
+    ValueError
+        For eigenprojection and pc with k beyond the rank of L (:func:`~.spectral.require_k_within_rank`),
+        before any full eigensolver or second evaluation is started.
+    """
+    if name in ("eigenprojection", "pc"):
+        require_k_within_rank(k, ps.linear)
     if not ps.applicable:
         return False
     if name == "eigenvalue":

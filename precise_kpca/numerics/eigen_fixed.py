@@ -11,6 +11,7 @@ import numpy as np
 from mpmath import libmp
 
 from ..backends.mp import fixed_point_integers
+from ..errors import InternalCheckFailed
 
 
 def _extremes(entries):
@@ -156,6 +157,6 @@ def _balanced_digits(ints, count, exp2, e, b) -> np.ndarray:
         carry = (v - r) >> b
     lead = fields[L - 1] + carry + (fields[L] << b) + (fields[L + 1] << (2 * b))
     if np.any(np.abs(lead) > half):
-        raise ArithmeticError("the leading digit overflows: |value| exceeds 2**(e-1)")
+        raise InternalCheckFailed("the leading digit overflows: |value| exceeds 2**(e-1)")
     digits[0] = lead
     return digits

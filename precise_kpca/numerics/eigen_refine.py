@@ -56,6 +56,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ..backends import ozaki
+from ..errors import InternalCheckFailed, NoConvergence
 from . import eigen_checkpoint
 from .eigen_fixed import integers_to_fixed, mpf_matrix_to_fixed, ratio_to_mpf_tuple
 
@@ -408,7 +409,7 @@ class _Refiner:
         np.fill_diagonal(R, 0.0)
         one = 1 << -g_exp if g_exp < 0 else None
         if one is None:
-            raise ArithmeticError("XᵀX has no fractional bits: the basis is not normalised")
+            raise InternalCheckFailed("XᵀX has no fractional bits: the basis is not normalised")
         R[np.diag_indices(n)] = [_int_to_float(g - one, -g_exp) for g in g_diag]
         theta_hi, theta_lo = _rayleigh(s_diag, s_exp, g_diag, g_exp)
         return _Products(s_diag, g_diag, s_exp, g_exp, S, R, theta_hi, theta_lo, delta_s, delta_g, s_lo, g_lo)
@@ -983,7 +984,8 @@ class _Refiner:
                                   "stall": stall, "best": best, "rotated_scale": self.rotated_scale,
                                   "history": self.history})
         if best is None:
-            raise ArithmeticError("refine_eigensystem: no basis was close enough to orthonormal to bound")
+            raise NoConvergence("refine_eigensystem: no basis was close enough to orthonormal to bound",
+                                remedy="a larger dps or tier 1 (the matrix may carry too few bits)")
         _, it, kept = best
         del X, best
         pr = bnd = None  # a break leaves the last products alive
@@ -1241,7 +1243,8 @@ def _updated_basis(X: ozaki.FixedMatrix, W: np.ndarray, new_order, new_bits: int
         try:
             digits[:, :, J] = Z.rounded(new_bits + _X_EXPONENT, exponent=_X_EXPONENT).digits
         except ValueError as err:  # an entry beyond 2: the basis is no longer near orthonormal
-            raise ArithmeticError("refine_eigensystem: the refined basis diverged") from err
+            raise NoConvergence("refine_eigensystem: the refined basis diverged",
+                                remedy="a larger dps (clusters closer than the working precision)") from err
     return ozaki.FixedMatrix(digits, _X_EXPONENT, b)
 
 

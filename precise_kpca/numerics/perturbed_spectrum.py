@@ -36,6 +36,7 @@ import scipy.linalg
 import scipy.sparse.linalg
 
 from ..backends import Backend, Float64Backend
+from ..errors import NoConvergence
 from .linear_spectrum import LinearSpectrum
 
 # ‖E‖_F (plus λ_{t+1}) must stay below this fraction of λ_t and ‖E‖_F below it of the top gaps: the Neumann
@@ -63,6 +64,8 @@ class PerturbedSpectrum:
         Arithmetic of E and of every E-sized quantity computed here.
     k : int
         Number of top eigenvectors wanted (those inside the top block are computed).
+    rest : bool
+        Compute ``rest_values`` (False: None, for callers that bound the rest block themselves).
 
     Attributes
     ----------
@@ -76,7 +79,9 @@ class PerturbedSpectrum:
         δ_i = μ_i − λ_i for the top block.
     rest_values : list
         The largest r − t + 1 eigenvalues of the rest block (at most n − t − 1), descending (paired with
-        ``rest_lam`` and a zero).
+        ``rest_lam`` and a zero). Empty when t = n − 1 (N ≤ d + 1 with every linear eigenvalue in the top
+        block): then the rest block is empty and A's last eigenvalue is the exact zero of the centering vector,
+        paired with the linear zero.
     coords : list of (x, z)
         For i < min(k, t): v_i = W x + z (x: t-vector, z: N-vector orthogonal to W); x_i = 1 when i is alone
         in its cluster, else x restricted to the cluster has unit norm.
@@ -86,7 +91,7 @@ class PerturbedSpectrum:
         (‖E‖_F + λ_{t+1})/λ_t ≥ ‖S₀‖/μ: the resolvent series' contraction (see :meth:`series_terms`).
     """
 
-    def __init__(self, linear: LinearSpectrum, E: np.ndarray, backend: Backend, k: int):
+    def __init__(self, linear: LinearSpectrum, E: np.ndarray, backend: Backend, k: int, rest: bool = True):
         b = self.backend = backend
         self.linear = linear
         lb = linear.backend
@@ -135,6 +140,9 @@ class PerturbedSpectrum:
         z = self._null_component(deltas[:k], xs[:, :k])
         self.coords = [(xs[:, i].copy(), z[:, i].copy()) for i in range(k)]
         # S(ν) acts on n − t − 1 dimensions; A's eigenvalues beyond (rank ≤ n − 1) are exact zeros
+        if not rest:  # the caller bounds the rest block itself (the structured enclosure does)
+            self.rest_values = None
+            return
         self.rest_values = self._rest_values(min(r - t + 1, self.n - t - 1))
         if self.rest_values and not self.rest_values[0] < self.lam[-1] + self.shifts[-1]:
             self.applicable = False  # a rest-block eigenvalue overtook λ_t: Eq. 18's pairing changes
@@ -243,8 +251,9 @@ class PerturbedSpectrum:
                     a, z = block_of[i]
                     X[:, i] = V[:, offset[i]:offset[i] + z - a].dot(us[i])
                 return deltas, X
-        raise ArithmeticError(f"eigenvalues {moving}: the perturbation fixed point did not settle in "
-                              f"{_MAX_FIXED_POINT_STEPS} steps (‖E‖ close to a linear eigenvalue gap?)")
+        raise NoConvergence(f"eigenvalues {moving}: the perturbation fixed point did not settle in "
+                            f"{_MAX_FIXED_POINT_STEPS} steps", remedy="‖E‖ is close to a linear eigenvalue gap: "
+                            "the structured expansion does not apply at this σ")
 
     # --- the rest block -------------------------------------------------------------------------------
     def _schur_apply(self, V: np.ndarray, coupling_inverse: np.ndarray) -> np.ndarray:
@@ -268,6 +277,8 @@ class PerturbedSpectrum:
         Λ + F is not). S₀ is applied to every j's basis in one exact product.
         """
         b = self.backend
+        if count == 0:  # t = n − 1: W and 1 span everything, A's only other eigenvalue is the exact zero of 1
+            return []
         if isinstance(b, Float64Backend):
             return [nu for nu, _, _ in self._rest_pairs_float64(count)]
         inverse = self._coupling_inverse(b.scalar(0))
@@ -403,7 +414,8 @@ def _fixed_point(step, start, eps: float, what: str):
         if change <= 4 * eps * abs(new) or change >= last:
             return new
         x, last = new, change
-    raise ArithmeticError(f"{what}: the fixed point did not settle in {_MAX_FIXED_POINT_STEPS} steps")
+    raise NoConvergence(f"{what}: the fixed point did not settle in {_MAX_FIXED_POINT_STEPS} steps",
+                        remedy="the structured expansion does not apply at this σ")
 
 
 def _clusters(lam: list, e_norm: float) -> list[tuple[int, int]]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..studies.curves import COLUMNS, NAIVE_BACKEND, PointTask, compute_point, sweep_tasks
+from ..studies.curves import COLUMNS, NAIVE_BACKEND, PointTask, bundle_tasks, compute_bundle, sweep_tasks
 from ..studies.executors import get_executor
 from ..studies.store import ResultsStore
 
@@ -146,21 +146,6 @@ def plan_tasks(data: dict[str, StudyData], plan: StudyPlan, data_keys: dict[str,
     return tasks
 
 
-def _study_bundle(shared: dict[str, np.ndarray], bundle: list[tuple[str, PointTask]]) -> list[dict]:
-    """Every point of one (data set, σ, backend) in one worker: the measures share its cached eigensystem."""
-    return [compute_point(shared[name], task) for name, task in bundle]
-
-
-def bundle_tasks(pending: list[tuple[str, PointTask]], sizes: dict[str, int]) -> list[list[tuple[str, PointTask]]]:
-    """Group points by (data set, σ, requested backend), expensive bundles first (naive last, then large N,
-    then large σ) so that a pool finishes evenly."""
-    bundles: dict[tuple, list] = {}
-    for name, task in pending:
-        bundles.setdefault((name, task.log2_sigma, task.key.requested_backend), []).append((name, task))
-    return sorted(bundles.values(), key=lambda b: (b[0][1].key.requested_backend == NAIVE_BACKEND,
-                                                    -sizes[b[0][0]], -b[0][1].log2_sigma))
-
-
 @dataclass
 class RunStats:
     """Counts and times of one study run.
@@ -226,7 +211,7 @@ def run_study(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore, 
             shared = {name: item.X for name, item in data.items()}
             run_id = store.start_run(runner.name, sorted({name for name, _ in pending}))
             computed = 0
-            for bundle, records in runner.run(_study_bundle, shared, bundles):
+            for bundle, records in runner.run(compute_bundle, shared, bundles):
                 for (name, task), record in zip(bundle, records):
                     store.put(task.key, record)
                     point_seconds += record["seconds"]

@@ -167,6 +167,21 @@ def guarantee_summary(frame: pd.DataFrame) -> GuaranteeSummary:
     return GuaranteeSummary(counts, int(rigorous.min()) if len(rigorous) else None)
 
 
+def bundle_tasks(pending: list[tuple[str, PointTask]], sizes: dict[str, int]) -> list[list[tuple[str, PointTask]]]:
+    """Group points by (data set, σ, requested backend) — the measures of one σ share its enclosures in one
+    worker — expensive bundles first (naive last, then large N, then large σ) so that a pool finishes evenly."""
+    bundles: dict[tuple, list] = {}
+    for name, task in pending:
+        bundles.setdefault((name, task.log2_sigma, task.key.requested_backend), []).append((name, task))
+    return sorted(bundles.values(), key=lambda b: (b[0][1].key.requested_backend == NAIVE_BACKEND,
+                                                    -sizes[b[0][0]], -b[0][1].log2_sigma))
+
+
+def compute_bundle(shared: dict[str, np.ndarray], bundle: list[tuple[str, PointTask]]) -> list[dict]:
+    """Every point of one bundle (see :func:`bundle_tasks`) in one worker, with the data sets in ``shared``."""
+    return [compute_point(shared[name], task) for name, task in bundle]
+
+
 def _check_exponents(log2_sigmas) -> list[int]:
     exponents = []
     for p in np.atleast_1d(np.asarray(log2_sigmas, dtype=object)).tolist():
@@ -306,13 +321,13 @@ def convergence_curve(
         tasks = sweep_tasks(X, log2_sigmas, measures=measures, k=k, digits=digits, backend=backend,
                             naive_overlay=naive_overlay, data_key=data_key)
         done = db.existing(task.key for task in tasks)
-        # expensive first (precision grows with σ; naive points are cheap): a pool then finishes evenly
-        pending = sorted((task for task in tasks if task.key not in done),
-                         key=lambda task: (task.key.requested_backend == NAIVE_BACKEND, -task.log2_sigma))
+        pending = [(name, task) for task in tasks if task.key not in done]
         with _progress_bar(len(pending), progress) as bar:
-            for task, record in get_executor(executor).run(compute_point, X, pending):
-                db.put(task.key, record)
-                bar.update()
+            for bundle, records in get_executor(executor).run(compute_bundle, {name: X}, bundle_tasks(
+                    pending, {name: X.shape[0]})):
+                for (_, task), record in zip(bundle, records):
+                    db.put(task.key, record)
+                bar.update(len(bundle))
         frame = _curve_frame(db.frame([task.key for task in tasks]))
     finally:
         if owned:

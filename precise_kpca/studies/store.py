@@ -131,17 +131,19 @@ def reusable(key: PointKey, guarantee: str, certified_digits: int, *, retry_unce
     """Whether a stored point with this guarantee and these certified digits answers the request ``key``.
 
     * ``float64-naive`` requests: always (they certify nothing, whatever is stored);
-    * any other request: a ``rigorous`` point that certified ``key.digits`` — or, where the request asks for
-      heuristic digits (an explicit backend of :data:`AGREEMENT_BACKENDS`) and ``retry_uncertified`` is off, a
-      ``heuristic`` one that did. Points short of the request, undetermined (``none``) or of unknown guarantee are
-      recomputed; ``retry_uncertified`` also recomputes every point that is not rigorous.
+    * any other request: a ``rigorous`` point — also one short of ``key.digits``, and an undetermined one
+      (``none``: no route of this code gives it a value), since recomputing them gives the same answer; where the
+      request asks for heuristic digits (an explicit backend of :data:`AGREEMENT_BACKENDS`) also a ``heuristic``
+      one that certified them. ``retry_uncertified`` recomputes every point short of the request, undetermined or
+      not rigorous (after a better route landed). Points of unknown guarantee (an older store) are recomputed.
     """
     if key.requested_backend == NAIVE_BACKEND:
         return True
-    accepted = {"rigorous"}
-    if key.requested_backend in AGREEMENT_BACKENDS and not retry_uncertified:
-        accepted.add("heuristic")
-    return guarantee in accepted and certified_digits >= key.digits
+    if retry_uncertified:
+        return guarantee == "rigorous" and certified_digits >= key.digits
+    if guarantee in ("rigorous", "none"):
+        return True
+    return guarantee == "heuristic" and key.requested_backend in AGREEMENT_BACKENDS and certified_digits >= key.digits
 
 
 class ResultsStore:
