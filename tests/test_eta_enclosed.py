@@ -14,9 +14,9 @@ from precise_kpca.asymptotics.adversarial import two_shells
 from precise_kpca.asymptotics.enclosed_limits import enclose
 from precise_kpca.asymptotics import first_order_operator as operator_module
 from precise_kpca.asymptotics.first_order_operator import ROUTES, first_order_operator
-from precise_kpca.certify.linear_enclosure import linear_enclosure
+from precise_kpca.certify.linear_enclosure import exact_linear, linear_enclosure
 from precise_kpca.datasets import load
-from precise_kpca.errors import Undetermined
+from precise_kpca.errors import InsufficientPrecision, Undetermined
 
 from .first_order_reference import Reference
 from .strategies import data_sets
@@ -224,3 +224,22 @@ def test_tic_tac_toe_ties_are_undetermined_and_the_rest_rigorous(data_dir):
     heuristic = eigenvalue_constant(X, guarantee="heuristic")  # the old path agrees where it claims digits
     assert heuristic.guarantee == "heuristic"
     assert heuristic.lower <= eigenvalue.upper and eigenvalue.lower <= heuristic.upper
+
+
+def test_dense_compression_raises_its_precision_until_the_solve_succeeds():
+    """The dense route's null block starts its Arb solve far too coarse (2 bits: C's ball inverse fails, 4 bits
+    succeed with wide balls): the precision doubles, the balls' radii widen the enclosure (Weyl) so that it still
+    contains the reference, and when no doubling is allowed the failure is typed."""
+    X = np.random.default_rng(4).normal(size=(12, 3)) * np.array([1.0, 1.0, 1e-6])  # C ill-conditioned
+    exact = exact_linear(X)
+    lo, hi = operator_module._compressed_null_top(exact, prec=2)
+    ref = Reference(X, REF_DPS)
+    lin = linear_enclosure(X, 128)
+    scale = operator_module._features_scale(exact)
+    ratio = ref.null_top() / ref.values[0]
+    slack = (abs(ratio) + 1) * (ref.accuracy + ref.ctx.mpf(10) ** (-2 * DIGITS))
+    ctx = ref.ctx
+    assert _q(ctx, scale * lo) / _q(ctx, lin.upper(0)) - slack <= ratio
+    assert ratio <= _q(ctx, scale * hi) / _q(ctx, lin.lower(0)) + slack
+    with mock.patch.object(operator_module, "_SOLVE_DOUBLINGS", 1), pytest.raises(InsufficientPrecision):
+        operator_module._compressed_null_top(exact, prec=2)

@@ -50,12 +50,13 @@ from ..backends.ozaki import FixedMatrix
 from ..certify.eigen_enclosure import _sqrt_up, enclose_eigensystem
 from ..certify.linear_enclosure import ExactLinear, exact_linear
 from ..certify.perturbed_enclosure import _pivot_columns
-from ..errors import InternalCheckFailed
+from ..errors import InsufficientPrecision, InternalCheckFailed
 from ..numerics.exact import ExactData
 
 ROUTES = ("features", "dense")
 _NULL_BITS = 160  # fixed-point bits of the null-block matrix K below its largest entry (rounding ~2**-160 ‖K‖)
 _COMPRESSION_MAX_ENTRIES = 1 << 22  # largest N·q of the feature matrix the dense route's null block is built from
+_SOLVE_DOUBLINGS = 4  # Arb precisions tried for C⁻¹Y in the dense route's compression (each twice the last)
 _DENSE_EIGH_MAX_N = 64  # below this the approximate top vector comes from a dense eigh, above from Lanczos
 
 
@@ -177,17 +178,28 @@ def _features_null_top(exact: ExactLinear, gram: list, q: int) -> tuple[tuple, s
     return _top_eigenvalue(k_int, int(den)), "features: exact q×q compression, certified float64 eigensystem"
 
 
-def _compressed_null_top(exact: ExactLinear) -> tuple[Fraction, Fraction]:
+def _compressed_null_top(exact: ExactLinear, prec: int | None = None) -> tuple[Fraction, Fraction]:
     """λ_max(P₀Ξ_NΞ_NᵀP₀) for the dense route: M = P₀Ξ_N = Ξ_N − Z_B C⁻¹Z_BᵀΞ_N in Arb balls (exact inputs; an exact
-    rational M carries denominators of thousands of bits), then the smaller of its two Gram matrices."""
+    rational M carries denominators of thousands of bits), then the smaller of its two Gram matrices.
+
+    ``prec`` (bits) defaults to twice the entries' size plus ``_NULL_BITS``; it doubles while C's ball inverse fails.
+    """
     xi_n = _fmpz(_feature_blocks(exact)[0])
     z_b, c = _range_basis(exact)
     y = z_b.transpose() * xi_n
-    prec = 2 * max(abs(int(v)).bit_length() for v in xi_n.entries()) + _NULL_BITS
-    with flint.ctx.workprec(prec):
-        m = flint.arb_mat(xi_n) - flint.arb_mat(z_b) * flint.arb_mat(c).solve(flint.arb_mat(y))
-        gram = m.transpose() * m if m.ncols() <= m.nrows() else m * m.transpose()
-        return _top_eigenvalue_of_ball(gram)
+    if prec is None:
+        prec = 2 * max(abs(int(v)).bit_length() for v in xi_n.entries()) + _NULL_BITS
+    for _ in range(_SOLVE_DOUBLINGS):
+        with flint.ctx.workprec(prec):
+            try:
+                m = flint.arb_mat(xi_n) - flint.arb_mat(z_b) * flint.arb_mat(c).solve(flint.arb_mat(y))
+            except ZeroDivisionError:  # C is exactly nonsingular: its ball inverse needs more bits (ill-conditioned)
+                prec *= 2
+                continue
+            gram = m.transpose() * m if m.ncols() <= m.nrows() else m * m.transpose()
+            return _top_eigenvalue_of_ball(gram)
+    raise InsufficientPrecision(f"the null block's compression: Z_BᵀZ_B not inverted in Arb at {prec // 2} bits",
+                                needed_dps=int(prec / math.log2(10)))
 
 
 def _top_eigenvalue_of_ball(gram: flint.arb_mat) -> tuple[Fraction, Fraction]:
@@ -197,7 +209,7 @@ def _top_eigenvalue_of_ball(gram: flint.arb_mat) -> tuple[Fraction, Fraction]:
     mids = [tuple(int(v) for v in x.mid().man_exp()) for x in entries]
     common = min(min(e for _, e in mids), 0)
     k_int = flint.fmpz_mat(size, size, [m << (e - common) for m, e in mids])  # midpoints exactly, over 2^-common
-    radius = _arb_rad(max((x.rad() for x in entries), key=float))
+    radius = max(_arb_rad(x) for x in entries)
     lo, hi = _top_eigenvalue(k_int, 1 << -common)
     spread = size * radius  # Weyl: ‖true − mid‖₂ ≤ ‖·‖_F ≤ size · max radius
     return max(lo - spread, Fraction(0)), hi + spread
@@ -360,6 +372,7 @@ def _fraction(x) -> Fraction:
 
 
 def _arb_rad(x: flint.arb) -> Fraction:
+    """The radius of the ball x, exactly."""
     man, exp = (int(v) for v in flint.arb(x.rad()).man_exp())
     return Fraction(man) * Fraction(2) ** exp
 
