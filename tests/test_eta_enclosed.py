@@ -183,14 +183,14 @@ def _second_order_tolerance(X, limit, log2_sigma: int):
     """Bound on |σ²·m(σ) − lim| from the first neglected order of the expansion.
 
     σ_X² H K_G H = L + ε²E₁ + ε⁴E₂ + O(ε⁶), E₂ = −H D^{∘3} H/48, ε = 1/(d_X σ). The second-order coefficients of
-    the eigenvalues and eigenvectors are at most ‖E₂‖ + ‖E₁‖²/g (g the smallest gap of L's spectrum, 0 included),
-    so relative to the first-order ones (size ‖E₁‖) the next term is ε²(‖E₂‖/‖E₁‖ + ‖E₁‖/g), and
-    ‖E₂‖/‖E₁‖ ≤ diam²/6 = ρ² d_X²/6. Both ratios enter with a factor 4 to spare for the constants of the
-    expansion (sums over the spectrum, the normalization of the angle).
+    the eigenvalues and eigenvectors are at most ‖E₂‖ + ‖E₁‖²/g (g the smallest gap between L's distinct
+    eigenvalues, 0 included; exact ties are one cluster), so relative to the first-order ones (size ‖E₁‖) the next
+    term is ε²(‖E₂‖/‖E₁‖ + ‖E₁‖/g), and ‖E₂‖/‖E₁‖ ≤ diam²/6 = ρ² d_X²/6. Both ratios enter with a factor 4 to
+    spare for the constants of the expansion (sums over the spectrum, the normalization of the angle).
     """
     enc = enclose(X, 128)
     lin = enc.lin
-    gaps = [lin.lower(i) - lin.upper(i + 1) for i in range(lin.rank)]
+    gaps = [lin.lower(i) - lin.upper(i + 1) for i in range(lin.rank) if lin.separated(i + 1)]  # exact ties: no gap
     ratio = float(enc.norm.upper()) / float(min(gaps))
     rho2 = ExactEccentricity(X).rho() ** 2
     return abs(limit) * 4 * (rho2 / 6 + ratio / float(enc.d_x2.mid())) * 2.0 ** (-2 * log2_sigma)
