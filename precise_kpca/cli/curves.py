@@ -3,11 +3,8 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
-
-import pandas as pd
-
-from .common import UsageError, add_data_arguments, load_data, parse_list, parse_positive_ints, parse_range
+from .common import (UsageError, add_data_arguments, load_data, open_store, output_folder, parse_list,
+                     parse_positive_ints, parse_range)
 
 PROGRESS = {"auto": True, "always": "always", "never": False}
 
@@ -19,7 +16,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="convergence curves (Figs 3, 5, 6, 8) with certified digits",
         description="Normalized log2 convergence measures at σ = 2**p, every point certified to --digits digits "
                     "and kept in the results store (a rerun computes only missing points). Writes curves.csv, "
-                    "curves.parquet and PNG plots into --out and prints a summary.",
+                    "curves.parquet (with the [parquet] extra) and PNG plots into --out and prints a summary.",
     )
     add_data_arguments(parser)
     parser.add_argument("--log2-sigma", default="-4:40", metavar="RANGE",
@@ -29,7 +26,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="comma-separated measures (default metric,eigenvalue,eigenprojection)")
     parser.add_argument("--k", default="1", metavar="LIST", help="ranks for eigenprojection/pc, e.g. 1,2,5 (default 1)")
     parser.add_argument("--digits", type=int, default=10, help="certified digits requested per point (default 10)")
-    parser.add_argument("--backend", default="auto", help="measure backend (default auto)")
+    parser.add_argument("--backend", default="auto", choices=("auto", "arb", "float64", "mp", "float64-naive"),
+                        help="measure backend (default auto: the rigorous route table)")
+    parser.add_argument("--dps", type=int, metavar="DIGITS", help="working precision of --backend mp")
+    parser.add_argument("--guarantee", choices=("rigorous", "heuristic"), default="rigorous",
+                        help="rigorous (default): enclosures only; heuristic: also two agreeing precisions")
+    parser.add_argument("--median", choices=("full", "pairs"), default="full",
+                        help="median distance that standardizes sigma (default full, as the paper)")
     parser.add_argument("--out", default=".", metavar="DIR", help="output folder (default: current folder)")
     parser.add_argument("--store", metavar="PATH",
                         help="results database (default: $PRECISE_KPCA_STORE, else the user cache)")
@@ -44,6 +47,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def summary(frame, seconds: float) -> str:
     """Text table: per curve, points, how many are rigorous, the fewest certified digits among those, backends
     and compute time; then totals by guarantee."""
+    import pandas as pd
+
     from ..studies.curves import guarantee_summary
 
     certified = frame[frame["requested_backend"] != "float64-naive"]
@@ -65,6 +70,7 @@ def summary(frame, seconds: float) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``precise-kpca curves``; returns the exit status (errors raise, see :func:`precise_kpca.cli.main`)."""
+    from ..extras import has_extra, missing_message
     from ..measures import MEASURES
     from ..plots import save_curve_plots
     from ..studies import convergence_curve
@@ -74,18 +80,26 @@ def run(args: argparse.Namespace) -> int:
     ks = parse_positive_ints(args.k, what="--k")
     if args.digits < 1:
         raise UsageError(f"--digits must be a positive integer, got {args.digits}")
+    if args.backend == "mp" and args.dps is None:
+        raise UsageError("--backend mp needs --dps DIGITS (its working precision)")
+    out = output_folder(args.out)
     name, X = load_data(args)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    frame = convergence_curve(
-        X, exponents, measures=measures, k=ks, digits=args.digits, backend=args.backend, store=args.store,
-        executor=args.executor, progress=PROGRESS[args.progress], naive_overlay=not args.no_naive, name=name,
-    )
+    with open_store(args.store) as store:
+        frame = convergence_curve(
+            X, exponents, measures=measures, k=ks, digits=args.digits, backend=args.backend, store=store,
+            executor=args.executor, progress=PROGRESS[args.progress], naive_overlay=not args.no_naive, name=name,
+            dps=args.dps, guarantee=args.guarantee, median=args.median,
+        )
     seconds = time.perf_counter() - start
-    frame.to_csv(out / "curves.csv", index=False)
-    frame.to_parquet(out / "curves.parquet", index=False)
+    tables = [out / "curves.csv"]
+    frame.to_csv(tables[0], index=False)
+    if has_extra("parquet"):
+        tables.append(out / "curves.parquet")
+        frame.to_parquet(tables[1], index=False)
     plots = save_curve_plots(frame, out, title=f"{name} (N={X.shape[0]}, d={X.shape[1]})", digits=args.digits)
     print(summary(frame, seconds))
-    print(f"wrote {out / 'curves.csv'}, {out / 'curves.parquet'}, {len(plots)} PNG plots in {out}")
+    print(f"wrote {', '.join(map(str, tables))}, {len(plots)} PNG plots in {out}")
+    if not has_extra("parquet"):
+        print(f"curves.parquet not written: {missing_message('parquet', 'the Parquet copy')}")
     return 0

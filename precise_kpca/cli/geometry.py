@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import math
 
+import mpmath
+
 from .common import add_data_arguments, load_data
 
 
@@ -29,8 +31,8 @@ def run(args: argparse.Namespace) -> int:
         ("data", name),
         ("N", g.n),
         ("d", g.d),
-        (f"d_X (median distance, {g.median})", f"{g.median_distance:.10g}"),
-        ("diameter", f"{g.diameter:.10g}"),
+        (f"d_X (median distance, {g.median})", _shown(g.median_distance)),
+        ("diameter", _shown(g.diameter)),
         ("rho = diameter / d_X", f"{g.eccentricity:.6g}"),
         ("eta = diameter / min nonzero distance", f"{g.eta_nonzero:.6g}"),
     ]
@@ -40,3 +42,8 @@ def run(args: argparse.Namespace) -> int:
     for label, value in rows:
         print(f"{label:<{width}}  {value}")
     return 0
+
+
+def _shown(distance) -> str:
+    """10 significant digits of a float, or of an mpf beyond the float64 range."""
+    return f"{distance:.10g}" if isinstance(distance, float) else mpmath.nstr(distance, 10)

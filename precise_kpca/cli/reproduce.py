@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from .common import UsageError, parse_list, parse_positive_ints, parse_range
+from .common import UsageError, open_store, output_folder, parse_list, parse_positive_ints, parse_range
 
 PROGRESS = {"auto": True, "always": "always", "never": False}
 
@@ -60,10 +60,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--digits must be a positive integer, got {args.digits}")
     if args.max_rows is not None and args.max_rows < 3:
         raise UsageError(f"--max-rows must be at least 3, got {args.max_rows}")
+    output_folder(args.out)
     start = time.perf_counter()
-    result = reproduce(names, out_dir=args.out, log2_sigmas=grid, ks=ks, digits=args.digits, max_rows=args.max_rows,
-                       seed=args.seed, data_dir=args.data_dir, store=args.store, executor=args.executor,
-                       progress=PROGRESS[args.progress], retry_uncertified=args.retry_uncertified)
+    with open_store(args.store) as store:
+        result = reproduce(names, out_dir=args.out, log2_sigmas=grid, ks=ks, digits=args.digits,
+                           max_rows=args.max_rows, seed=args.seed, data_dir=args.data_dir, store=store,
+                           executor=args.executor, progress=PROGRESS[args.progress],
+                           retry_uncertified=args.retry_uncertified)
     stats, table2 = result.stats, result.table2
     print(f"Table I: {int(result.table1['match'].sum())}/{len(result.table1)} data sets match the paper")
     if not table2.empty:

@@ -4,8 +4,9 @@
 >>> result = reproduce(["wine", "cpu"], out_dir="report", max_rows=30, log2_sigmas=range(-4, 31))  # doctest: +SKIP
 
 :func:`reproduce` runs every curve point of the study through the results store (a rerun computes nothing),
-then writes ``table1.csv`` … ``table4.csv``, ``regressions.csv``, ``onsets.csv``, ``curves.csv``,
-``fig3.png`` … ``fig8.png`` and ``report.md`` into ``out_dir``.
+then writes ``table1.csv`` … ``table4.csv``, ``regressions.csv``, ``onsets.csv``, ``onset_deviations.csv``,
+``curves.csv``, ``fig3.png`` … ``fig8.png`` and ``report.md`` into ``out_dir``. Every CSV is tidy: one value per
+cell (the onsets' per-σ evidence is the long table ``onset_deviations.csv``), interval ends as exact text.
 """
 from __future__ import annotations
 
@@ -20,12 +21,14 @@ from .markdown import render_report
 from .study import StudyData, StudyPlan, RunStats, collect_curves, load_study_data, run_study, subsample
 from .tables import (
     Fit,
+    deviations_table,
     onsets,
     paper_self_check,
     regress,
     regressions,
     table_one,
     table_two,
+    tidy,
 )
 
 __all__ = [
@@ -119,7 +122,8 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
     self_check = paper_self_check()
     figures = write_figures(curves, out)
     files = []
-    for name, frame in (("table1", table1), ("table2", table2), ("onsets", onset_frame), ("curves", curves),
+    for name, frame in (("table1", table1), ("table2", tidy(table2)), ("onsets", tidy(onset_frame)),
+                        ("onset_deviations", deviations_table(onset_frame)), ("curves", curves),
                         ("table3", fits["table3"]), ("table4", fits["table4"])):
         files.append(out / f"{name}.csv")
         frame.to_csv(files[-1], index=False)

@@ -8,16 +8,13 @@ rerun of the study computes only what is missing.
 from __future__ import annotations
 
 import math
-import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from ..studies.curves import COLUMNS, NAIVE_BACKEND, PointTask, bundle_tasks, compute_bundle, sweep_tasks
-from ..studies.executors import get_executor
+from ..studies.curves import COLUMNS, PointTask, run_sweep, sweep_tasks
 from ..studies.store import ResultsStore
 
 STUDY_MEASURES = ("metric", "eigenvalue", "eigenprojection")
@@ -194,38 +191,17 @@ def run_study(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore, 
     -------
     RunStats
     """
-    from tqdm.auto import tqdm
-
     keys = {name: store.register_data(item.X, name) for name, item in data.items()}
     tasks = plan_tasks(data, plan, keys)
-    done = store.existing((task.key for _, task in tasks), retry_uncertified=retry_uncertified)
-    pending = [t for t in tasks if t[1].key not in done]
-    bundles = bundle_tasks(pending, {name: item.X.shape[0] for name, item in data.items()})
-    runner = get_executor(executor)
-    disable = not progress or (progress != "always" and not sys.stderr.isatty())
-    point_seconds = 0.0
-    start = time.perf_counter()
-    with tqdm(total=len(pending), unit="pt", desc="study points", file=sys.stderr, disable=disable,
-              dynamic_ncols=True) as bar:
-        if pending:
-            shared = {name: item.X for name, item in data.items()}
-            run_id = store.start_run(runner.name, sorted({name for name, _ in pending}))
-            computed = 0
-            for bundle, records in runner.run(compute_bundle, shared, bundles):
-                for (name, task), record in zip(bundle, records):
-                    store.put(task.key, record)
-                    point_seconds += record["seconds"]
-                computed += len(bundle)
-                store.update_run(run_id, computed, point_seconds, time.perf_counter() - start)
-                bar.set_postfix_str(bundle[0][0], refresh=False)
-                bar.update(len(bundle))
-    return RunStats(len(pending), len(tasks) - len(pending), time.perf_counter() - start, point_seconds,
-                    runner.name)
+    stats = run_sweep(store, {name: item.X for name, item in data.items()}, tasks, executor=executor,
+                      progress=progress, retry_uncertified=retry_uncertified, desc="study points")
+    return RunStats(stats.computed, stats.reused, stats.wall_seconds, stats.point_seconds, stats.executor)
 
 
 def collect_curves(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore) -> pd.DataFrame:
     """The study's stored points as one frame: the columns of :func:`precise_kpca.convergence_curve` plus
-    ``dataset``, ``rho`` and ``n`` (rows used).
+    ``dataset``, ``rho`` and ``n`` (of the rows used) and ``n_full`` (rows of the whole set: more than ``n`` for a
+    subsample).
 
     Raises
     ------
@@ -241,5 +217,6 @@ def collect_curves(data: dict[str, StudyData], plan: StudyPlan, store: ResultsSt
     names = {key: name for name, key in keys.items()}
     frame = frame.assign(log2_sigma=frame["log2_sigma"].astype(int), dataset=frame["data_hash"].map(names))
     frame = frame.assign(rho=frame["dataset"].map({n: d.rho for n, d in data.items()}),
-                         n=frame["dataset"].map({n: d.X.shape[0] for n, d in data.items()}))
-    return frame[["dataset", "rho", "n"] + COLUMNS].reset_index(drop=True)
+                         n=frame["dataset"].map({n: d.X.shape[0] for n, d in data.items()}),
+                         n_full=frame["dataset"].map({n: d.n_full for n, d in data.items()}))
+    return frame[["dataset", "rho", "n", "n_full"] + COLUMNS].reset_index(drop=True)
