@@ -4,8 +4,6 @@ from __future__ import annotations
 import argparse
 import math
 
-import mpmath
-
 from .common import add_data_arguments, load_data
 
 
@@ -46,4 +44,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _shown(distance) -> str:
     """10 significant digits of a float, or of an mpf beyond the float64 range."""
-    return f"{distance:.10g}" if isinstance(distance, float) else mpmath.nstr(distance, 10)
+    if isinstance(distance, float):
+        return f"{distance:.10g}"
+    import mpmath  # only for distances beyond the float range: --help imports nothing heavy
+
+    return mpmath.nstr(distance, 10)
