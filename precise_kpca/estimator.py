@@ -65,10 +65,12 @@ from . import limits
 from .approx.rigorous import sigma_x2_ball
 from .backends import get_backend
 from .backends.ozaki import FixedMatrix
+from .errors import NoConvergence
 from .certify.eigen_enclosure import enclose_eigensystem
 from .numerics import double_center, eigensystem, gaussian_cross_gram, gaussian_gram
 from .numerics.eigen import Eigensystem, fix_signs
 from .numerics.geometry import median_distance, squared_distances
+from .numerics.kernels import sigma_text
 from .numerics.quad_gram import scaled_gaussian_gram_words
 from .validation import check_data, parse_sigma
 
@@ -436,7 +438,12 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         centered = double_center(gram)
         n = X.shape[0]
         if backend != "float64":
-            return gram, eigensystem(centered, k=min(n, (wanted or n - 1) + 1)), None
+            try:
+                return gram, eigensystem(centered, k=min(n, (wanted or n - 1) + 1)), None
+            except NoConvergence as exc:  # name the parameters that set the precision, not only the iteration
+                kind, value = bandwidth
+                raise NoConvergence(f"{kind}={sigma_text(value)}: the mp eigensystem at dps={dps} did not settle "
+                                    f"({exc.reason})", remedy="give a larger dps, or a smaller bandwidth") from exc
         values, vectors, residuals = _float64_top(centered.internal, None if wanted is None else wanted + 1)
         return gram, Eigensystem(values, vectors, gram.backend), residuals
 

@@ -317,3 +317,13 @@ def test_check_estimator_passes_every_check_with_array_api_dispatch():
                           cwd=Path(__file__).resolve().parent.parent)
     lines = done.stdout.split("\n")[:2]
     assert lines == ["47 []", "47 []"], done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_an_mp_eigensystem_that_does_not_settle_names_the_bandwidth_and_the_precision():
+    """σ = 2^4000 on 6 rows: the auto precision (4831 digits) is not enough for the refinement; the error says
+    which parameters set it and what to change, not only which iteration failed."""
+    from precise_kpca.errors import NoConvergence
+
+    with pytest.raises(NoConvergence, match=r"sigma=2\*\*4000: the mp eigensystem at dps=\d+ .*larger dps"):
+        PreciseKernelPCA(2, sigma="2**4000", backend="mp").fit(RANDOM[:6, :3])

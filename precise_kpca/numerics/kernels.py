@@ -163,14 +163,14 @@ def _scaled_arguments(prep: _Prepared, bw: Bandwidth) -> np.ndarray:
         positive = prep.sq > 0
         if positive.any() and u[positive].min() < np.finfo(np.float64).tiny:
             raise Float64Underflow(
-                f"sigma={_shown(bw.sigma)} is so large that |x_i - x_j|²/2σ_X² underflows float64; "
+                f"sigma={sigma_text(bw.sigma)} is so large that |x_i - x_j|²/2σ_X² underflows float64; "
                 "use backend='mp'"
             )
         return u
     return prep.sq / (2 * bw.sigma_x * bw.sigma_x)
 
 
-def _shown(sigma: Fraction) -> str:
+def sigma_text(sigma: Fraction) -> str:
     """σ for a message: its float where that holds it, else 2**(log2 σ)."""
     try:
         value = float(sigma)
@@ -227,7 +227,7 @@ def gaussian_residual(X, sigma, *, backend="float64", dps=None, standardized=Tru
     u = _scaled_arguments(prep, bw)
     if isinstance(b, Float64Backend) and (prep.sq > 0).any() and u[prep.sq > 0].min() ** 2 < np.finfo(np.float64).tiny:
         raise Float64Underflow(
-            f"sigma={_shown(bw.sigma)}: the residual e^-u - 1 + u ~ u²/2 underflows float64; use backend='mp'"
+            f"sigma={sigma_text(bw.sigma)}: the residual e^-u - 1 + u ~ u²/2 underflows float64; use backend='mp'"
         )
     if isinstance(b, Float64Backend):  # σ_X² = base²·2^(2e), in units of 2^scale
         residual = prep.rescale(b.exp_residual(u) * bw.base * bw.base, 2 * bw.exponent - 2 * prep.scale,
