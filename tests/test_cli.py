@@ -84,6 +84,12 @@ def test_curves_writes_tables_and_plots_and_resumes(data_file, tmp_path, capsys)
                    "reason"):
         assert column in frame.columns
     _check_ends_round_trip(tmp_path / "s.sqlite", frame)
+    import hashlib
+    import json
+
+    record = json.loads((out / "provenance.json").read_text())
+    assert set(record["files"]) == {"curves.csv", "curves.parquet"} | {p.name for p in out.glob("*.png")}
+    assert record["files"]["curves.csv"] == hashlib.sha256((out / "curves.csv").read_bytes()).hexdigest()
     assert main(argv + ["--no-naive"]) == 0
     assert "0 float64-naive; computed 0, reused 15" in capsys.readouterr().out
 

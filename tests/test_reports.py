@@ -143,6 +143,7 @@ def test_reproduce_cli_end_to_end_twice(data_dir, tmp_path, capsys):
                  "fig3.png", "fig4.png", "fig5.png", "fig6.png", "fig7.png"):
         assert (out / name).stat().st_size > 0, name
     report = (out / "report.md").read_text(encoding="utf-8")
+    _check_provenance(out, report)
     table2 = pd.read_csv(out / "table2.csv")
     mismatches = table2[~table2["match"]]
     assert len(mismatches)  # 9 rows are not the paper's data
@@ -164,6 +165,20 @@ def test_reproduce_cli_end_to_end_twice(data_dir, tmp_path, capsys):
         mine = certified[certified["dataset"] == name]
         cells = [str(len(mine))] + [str((mine["guarantee"] == g).sum()) for g in ("rigorous", "heuristic", "none")]
         assert f"| {name} | {' | '.join(cells)} |" in report
+
+
+def _check_provenance(out, report: str) -> None:
+    """provenance.json covers every file written, by its real sha256; report.md quotes the same record."""
+    import hashlib
+    import json
+
+    record = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
+    written = {p.name for p in out.iterdir()} - {"provenance.json"}
+    assert set(record["files"]) == written and {"report.md", "curves.csv", "table3.csv"} <= written
+    for name, digest in record["files"].items():
+        assert hashlib.sha256((out / name).read_bytes()).hexdigest() == digest, name
+    assert "## Provenance" in report and f"git commit {record['library']['commit']}" in report
+    assert f"numpy {record['versions']['numpy']}" in report and record["date"] in report
 
 
 def test_reproduce_cli_rejects_bad_arguments(data_dir, tmp_path, capsys):

@@ -19,7 +19,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="convergence curves (Figs 3, 5, 6, 8) with certified digits",
         description="Normalized log2 convergence measures at σ = 2**p, every point certified to --digits digits "
                     "and kept in the results store (a rerun computes only missing points). Writes curves.csv, "
-                    "curves.parquet and PNG plots into --out and prints a summary.",
+                    "curves.parquet, PNG plots and provenance.json (versions, git commit, date, machine, file "
+                    "hashes) into --out and prints a summary.",
     )
     add_data_arguments(parser)
     parser.add_argument("--log2-sigma", default="-4:40", metavar="RANGE",
@@ -67,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``precise-kpca curves``; returns the exit status (errors raise, see :func:`precise_kpca.cli.main`)."""
     from ..measures import MEASURES
     from ..plots import save_curve_plots
+    from ..reports.provenance import write_provenance
     from ..studies import convergence_curve
 
     exponents = parse_range(args.log2_sigma)
@@ -86,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
     frame.to_csv(out / "curves.csv", index=False)
     frame.to_parquet(out / "curves.parquet", index=False)
     plots = save_curve_plots(frame, out, title=f"{name} (N={X.shape[0]}, d={X.shape[1]})", digits=args.digits)
+    sidecar = write_provenance(out, [out / "curves.csv", out / "curves.parquet", *plots])
     print(summary(frame, seconds))
-    print(f"wrote {out / 'curves.csv'}, {out / 'curves.parquet'}, {len(plots)} PNG plots in {out}")
+    print(f"wrote {out / 'curves.csv'}, {out / 'curves.parquet'}, {len(plots)} PNG plots and {sidecar.name} in {out}")
     return 0

@@ -21,7 +21,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                     "eigenprojection constants (k = 1..5).",
     )
     add_data_arguments(parser)
-    parser.add_argument("--out", metavar="DIR", help="write eta.png and eta_curve.csv here")
+    parser.add_argument("--out", metavar="DIR", help="write eta.png, eta_curve.csv and provenance.json here")
     parser.add_argument("--no-spectral", action="store_true", help="skip Theorem 3's limits")
     return parser
 
@@ -29,6 +29,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run ``precise-kpca eta``; returns the exit status (errors raise, see :func:`precise_kpca.cli.main`)."""
     from ..asymptotics.study import eta_study
+    from ..reports.provenance import write_provenance
 
     name, X = load_data(args)
     study = eta_study(X, name, spectral=not args.no_spectral, paper_spectral=False)
@@ -38,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
         study.curve.to_csv(out / "eta_curve.csv", index=False)
         plot_study(study, out / "eta.png")
-        print(f"wrote {out / 'eta.png'} and {out / 'eta_curve.csv'}")
+        sidecar = write_provenance(out, [out / "eta_curve.csv", out / "eta.png"])
+        print(f"wrote {out / 'eta.png'}, {out / 'eta_curve.csv'} and {sidecar.name}")
     return 0
 
 

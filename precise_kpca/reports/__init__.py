@@ -5,7 +5,8 @@
 
 :func:`reproduce` runs every curve point of the study through the results store (a rerun computes nothing),
 then writes ``table1.csv`` … ``table4.csv``, ``regressions.csv``, ``onsets.csv``, ``curves.csv``,
-``fig3.png`` … ``fig8.png`` and ``report.md`` into ``out_dir``.
+``fig3.png`` … ``fig8.png``, ``report.md`` and ``provenance.json`` (what produced them: versions, git commit,
+date, machine, and each file's sha256; :mod:`.provenance`) into ``out_dir``.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pandas as pd
 from . import paper
 from .figures import write_figures
 from .markdown import render_report
+from . import provenance
 from .study import StudyData, StudyPlan, RunStats, collect_curves, load_study_data, run_study, subsample
 from .tables import (
     Fit,
@@ -112,6 +114,7 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
             db.close()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    info = provenance.provenance()
     table1 = table_one(data, data_dir=data_dir)
     onset_frame = onsets(curves, data)
     table2 = table_two(onset_frame, data)
@@ -128,8 +131,9 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
               ignore_index=True).to_csv(files[-1], index=False)
     text = render_report(data=data, plan=plan, table1=table1, table2=table2, fits=fits, self_check=self_check,
                          figures=figures, stats=stats, curves=curves, runs=runs,
-                         all_paper_sets=available(data_dir))
+                         all_paper_sets=available(data_dir), provenance=info)
     files.append(out / "report.md")
     files[-1].write_text(text, encoding="utf-8")
     files += list(figures.values())
+    files.append(provenance.write_provenance(out, files, info))
     return ReproduceResult(table1, table2, onset_frame, fits, curves, stats, files)

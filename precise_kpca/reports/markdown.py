@@ -9,6 +9,7 @@ from ..certify.linear_ties import tied_linear_eigenvalues
 from ..studies.curves import GUARANTEE_ORDER, guarantee_summary, undetermined
 from . import paper
 from .study import RunStats, StudyData, StudyPlan
+from .provenance import markdown_lines
 from .tables import explain, onset_text
 
 
@@ -105,9 +106,13 @@ def _tie_proof(name: str, undetermined_points: pd.DataFrame, item: StudyData) ->
 
 def render_report(*, data: dict[str, StudyData], plan: StudyPlan, table1: pd.DataFrame, table2: pd.DataFrame,
                   fits: dict[str, pd.DataFrame], self_check: pd.DataFrame, figures: dict, stats: RunStats,
-                  curves: pd.DataFrame, all_paper_sets, runs: pd.DataFrame | None = None) -> str:
-    """The Markdown text of the report (see :func:`precise_kpca.reports.reproduce` for the inputs)."""
+                  curves: pd.DataFrame, all_paper_sets, runs: pd.DataFrame | None = None,
+                  provenance: dict | None = None) -> str:
+    """The Markdown text of the report (see :func:`precise_kpca.reports.reproduce` for the inputs;
+    ``provenance`` is a :func:`precise_kpca.reports.provenance.provenance` record, quoted at the top)."""
     lines = ["# Reproduction of *Data eccentricity, asymptotics of Gaussian RBF RKHS, and kernel PCA*", ""]
+    if provenance is not None:
+        lines += markdown_lines(provenance)
     subsampled = [name for name, item in data.items() if item.subsampled]
     missing = paper.missing_from(all_paper_sets)
     not_run = [name for name in paper.TABLE_II if name not in data and name not in missing]
