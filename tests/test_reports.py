@@ -7,6 +7,8 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from precise_kpca.cli import main
 from precise_kpca.measures.onset import PAPER_GRID
@@ -25,16 +27,60 @@ from precise_kpca.reports.tables import (
 TINY = ["--log2-sigma", "6:8", "--k", "1", "--digits", "6", "--max-rows", "9", "--progress", "never"]
 
 
-def test_regress_matches_hand_computation():
-    fit = regress([0, 1, 2], [1, 3, 4])  # sxx = 2, sxy = 3, syy = 42/9
-    assert fit.slope == pytest.approx(1.5, rel=4 * np.finfo(float).eps)
-    assert fit.intercept == pytest.approx(7 / 6, rel=4 * np.finfo(float).eps)
-    assert fit.r2 == pytest.approx(27 / 28, rel=4 * np.finfo(float).eps)
-    assert fit.n == 3
+def _exact_fit(x, y) -> dict:
+    """Least squares in exact rational arithmetic: slope, intercept, r², and the squared standard errors."""
+    xs, ys = [Fraction(v) for v in x], [Fraction(v) for v in y]
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((a - mx) ** 2 for a in xs)
+    syy = sum((b - my) ** 2 for b in ys)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(xs, ys))
+    slope = sxy / sxx
+    slope_se2 = (syy - sxy * sxy / sxx) / ((n - 2) * sxx)
+    return dict(slope=slope, intercept=my - slope * mx, r2=sxy * sxy / (sxx * syy) if syy else None,
+                slope_se2=slope_se2, intercept_se2=slope_se2 * sum(a * a for a in xs) / n, sxx=sxx, syy=syy)
+
+
+@given(st.lists(st.tuples(st.integers(-1000, 1000), st.integers(-1000, 1000)), min_size=3, max_size=12,
+                unique_by=lambda pair: pair[0]))
+@settings(max_examples=60, deadline=None)
+def test_regress_matches_exact_least_squares(points):
+    """Slope, intercept, r² and both standard errors against exact rational least squares (tolerances: multiples
+    of eps on each quantity's own scale; squared errors compared, as their roots lose accuracy near zero)."""
+    x, y = [float(a) for a, _ in points], [float(b) for _, b in points]
+    fit, exact = regress(x, y), _exact_fit(x, y)
+    eps, n = Fraction(np.finfo(float).eps), len(x)
+    scale = (exact["syy"] / exact["sxx"]) ** 0.5 if exact["syy"] else 1  # the size of a slope on these data
+    tol = 64 * n * eps
+    assert abs(Fraction(fit.slope) - exact["slope"]) <= tol * (abs(exact["slope"]) + Fraction(scale))
+    assert abs(Fraction(fit.intercept) - exact["intercept"]) <= tol * 1000 * (1 + abs(exact["slope"]) + Fraction(scale))
+    if exact["r2"] is not None:
+        assert abs(Fraction(fit.r2) - exact["r2"]) <= tol
+    se_scale = exact["syy"] / (exact["sxx"] * (n - 2)) + eps
+    assert abs(Fraction(fit.slope_se) ** 2 - exact["slope_se2"]) <= tol * se_scale
+    assert abs(Fraction(fit.intercept_se) ** 2 - exact["intercept_se2"]) <= tol * se_scale * 10**6
+    assert fit.n == n
+
+
+def test_regress_refuses_fewer_than_three_points_and_equal_x():
+    fit = regress([0, 1, 2], [1, 3, 4])  # sxx = 2, sxy = 3, syy = 42/9: residual 1/6, s.e. of slope sqrt(1/12)
+    assert (fit.slope, fit.intercept, fit.r2) == pytest.approx((1.5, 7 / 6, 27 / 28), rel=8 * np.finfo(float).eps)
+    assert fit.slope_se == pytest.approx(math.sqrt(1 / 12), rel=8 * np.finfo(float).eps)
     with pytest.raises(ValueError, match="all x are equal"):
-        regress([1, 1], [0, 2])
-    with pytest.raises(ValueError, match="at least two finite points"):
-        regress([1.0], [2.0])
+        regress([1, 1, 1], [0, 2, 3])
+    with pytest.raises(ValueError, match="at least 3 finite points"):
+        regress([1.0, 2.0], [2.0, 5.0])
+
+
+def test_a_regression_row_on_two_points_is_not_fitted():
+    from precise_kpca.reports.tables import _fit_row
+
+    two = pd.DataFrame(dict(rho=[2.0, 8.0, 4.0], y=[1.0, 3.0, math.nan]))
+    row = _fit_row("q", two, "y", (1.0, 0.0, 1.0))
+    assert row["n"] == 2 and all(math.isnan(row[c]) for c in ("slope", "intercept", "r2", "slope_se"))
+    three = two.fillna(2.5)
+    row = _fit_row("q", three, "y", (1.0, 0.0, 1.0))
+    assert row["n"] == 3 and row["slope"] == pytest.approx(regress(np.log2([2.0, 8.0, 4.0]), [1.0, 3.0, 2.5]).slope)
 
 
 def test_printed_table_ii_reproduces_its_caption_and_table_iii_row_one():

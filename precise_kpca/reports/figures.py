@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from . import paper
-from .tables import at_sigma, regress
+from .tables import MIN_FIT_POINTS, at_sigma, regress
 
 SAMPLE_SIZE = 6
 """Data sets per curve figure (the paper shows six)."""
@@ -67,7 +67,7 @@ def write_figures(curves: pd.DataFrame, out_dir, *, datasets=None, dpi: int = 12
             continue
         x = np.log2(rows["rho"].astype(float).to_numpy())
         y = rows["normalized"].astype(float).to_numpy()
-        fit = regress(x, y) if len(set(x)) >= 2 else None
+        fit = regress(x, y) if len(x) >= MIN_FIT_POINTS and len(set(x)) >= 2 else None  # fewer: no line
         fig = plot_rho_scatter(
             x, y, rows["dataset"].map(paper.paper_name).tolist(), rows["guarantee"].tolist(),
             fit=None if fit is None else (fit.slope, fit.intercept, fit.r2), paper_fit=printed,

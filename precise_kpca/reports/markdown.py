@@ -21,16 +21,26 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + ["| " + " | ".join(r) + " |" for r in rows]
 
 
+def _with_se(value, se) -> str:
+    """``value ± standard error`` (the error omitted where there is none)."""
+    if value is None or pd.isna(value):
+        return "–"
+    return f"{value:.2f}" + ("" if se is None or pd.isna(se) else f" ± {se:.2f}")
+
+
 def _fit_rows(frame: pd.DataFrame, label_columns) -> list[list[str]]:
     rows = []
     for _, r in frame.iterrows():
         rows.append([str(r[c]) for c in label_columns] + [
-            _num(r["slope"]), _num(r["paper_slope"]), _num(r["intercept"]), _num(r["paper_intercept"]),
+            _with_se(r["slope"], r.get("slope_se")), _num(r["paper_slope"]),
+            _with_se(r["intercept"], r.get("intercept_se")), _num(r["paper_intercept"]),
             _num(r["r2"]), _num(r["paper_r2"]), str(int(r["n"]))])
     return rows
 
 
-FIT_HEADER = ["slope", "paper", "intercept", "paper", "r²", "paper", "n"]
+FIT_HEADER = ["slope ± s.e.", "paper", "intercept ± s.e.", "paper", "r²", "paper", "n"]
+FIT_NOTE = ("Standard errors from `scipy.stats.linregress`; a regression on fewer than 3 points is not fitted "
+            "(–) and not drawn.")
 
 
 def _history_lines(runs: pd.DataFrame | None, data: dict[str, StudyData]) -> list[str]:
@@ -220,7 +230,7 @@ def render_report(*, data: dict[str, StudyData], plan: StudyPlan, table1: pd.Dat
         if frame.empty:
             lines += ["No data in this run.", ""]
             continue
-        lines += _table(labels + FIT_HEADER, _fit_rows(frame, labels)) + [""]
+        lines += _table(labels + FIT_HEADER, _fit_rows(frame, labels)) + ["", FIT_NOTE, ""]
     if len(data) < len(paper.TABLE_II):
         lines += [f"Our regressions use {len(data)} data sets, the paper's 30 (and, for subsampled sets, different "
                   "rows): slopes and r² are comparable in kind, not to the printed digits.", ""]
