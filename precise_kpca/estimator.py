@@ -16,6 +16,20 @@ Backend ``"auto"``:
    those need 8 + log10 N + 4 log10 σ digits of working precision (5 more as guard). The same check is
    repeated at mp's eps; when it fails the precision is doubled once, and a ``RuntimeWarning`` names any
    component still ill-conditioned (e.g. a repeated eigenvalue, whose eigenvector is not defined).
+
+Guarantee of the eigenvalues (``eigenvalues_guarantee_``), whatever the backend:
+
+* ``"rigorous"`` (``enclose=True``, wherever σ_X² H K H fits binary128): σ_X² H K H is built in binary128 with a
+  proven Frobenius error bound (:func:`~precise_kpca.numerics.quad_gram.scaled_gaussian_gram_words`), the float64
+  eigensystem of it is certified by exact products
+  (:func:`~precise_kpca.certify.eigen_enclosure.enclose_eigensystem`: Weyl, Kato–Temple, Li–Li), and the intervals
+  are divided by a ball of the exact σ_X² (:func:`~precise_kpca.approx.rigorous.sigma_x2_ball`). Their ends, rounded
+  outward to floats, are ``eigenvalues_lower_`` and ``eigenvalues_upper_``, and ``eigenvalues_`` lies between them.
+  The assumptions are those of the two builders (IEEE float64 BLAS, correctly rounded binary128, SLEEF's documented
+  1-ulp expm1). Cost: one more N×N float64 eigensystem and a few dozen N×N GEMMs.
+* ``"heuristic"``: no enclosure, but ``"auto"``'s a-priori check (rules 1–2) passed; an estimate, not a proof.
+* ``"none"``: no enclosure and no check (``backend="float64"`` or ``"mp"`` with ``enclose=False``, σ beyond
+  binary128, or components that failed the check).
 """
 from __future__ import annotations
 
@@ -23,11 +37,15 @@ import math
 import warnings
 from fractions import Fraction
 
+import flint
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .approx.rigorous import sigma_x2_ball
 from .backends import get_backend
+from .backends.ozaki import FixedMatrix
+from .certify.eigen_enclosure import enclose_eigensystem
 from .numerics import (
     center_cross,
     double_center,
@@ -36,11 +54,14 @@ from .numerics import (
     gaussian_gram,
     principal_components,
 )
+from .numerics.quad_gram import scaled_gaussian_gram_words
 from .validation import check_data, parse_sigma
 
 BACKENDS = ("auto", "float64", "mp")
 CONDITION_TOL = 1e-8
 """Largest accepted relative error bound of a requested eigenpair (≈ 8 correct digits)."""
+_A_BITS = 120  # fixed-point bits of hi + lo (106 carried): the read of the binary128 Gram stays exact
+_BALL_BITS = 256  # Arb precision of the division by σ_X²: far below the enclosures' widths
 
 
 def auto_dps(sigma, n: int) -> int:
@@ -76,6 +97,56 @@ def error_bounds(values: np.ndarray, n_components: int, eps: float) -> np.ndarra
     return bounds
 
 
+def enclose_eigenvalues(X: np.ndarray, sigma: Fraction, n_components: int):
+    """Float bounds on the top eigenvalues of H K H (module docstring, "rigorous"), or None where unavailable.
+
+    Parameters
+    ----------
+    X : ndarray of float64, shape (N, d)
+    sigma : Fraction
+        Standardized bandwidth.
+    n_components : int
+
+    Returns
+    -------
+    (lower, upper) : tuple of ndarray, shape (n_components,), or None
+        None when σ_X² H K H is outside the binary128 range.
+    """
+    try:
+        quad = scaled_gaussian_gram_words(X, sigma)
+    except ValueError:  # the bandwidth puts the scaled Gram outside binary128
+        return None
+    w, V = np.linalg.eigh(quad.hi)
+    A_hp = FixedMatrix.from_words([quad.hi, quad.lo], bits=_A_BITS)
+    # ‖A − A_hp‖_F ≤ the builder's bound + N × the fixed-point read's largest entry error
+    delta = quad.error_bound + X.shape[0] * A_hp.error_bound
+    enc = enclose_eigensystem(A_hp, delta, w[::-1].copy(), V[:, ::-1].copy(), k=1)
+    with flint.ctx.workprec(_BALL_BITS):
+        s2 = sigma_x2_ball(X, sigma)
+        balls = [(_exact_ball(lo).union(_exact_ball(hi))) / s2
+                 for lo, hi in zip(enc.lower[:n_components], enc.upper[:n_components])]
+        lower = np.array([_float_beside(b.lower(), up=False) for b in balls])
+        upper = np.array([_float_beside(b.upper(), up=True) for b in balls])
+    return lower, upper
+
+
+def _exact_ball(x) -> flint.arb:
+    """A ball containing an mpf (exact when its mantissa fits the working precision)."""
+    sign, man, exp, _ = x._mpf_
+    value = Fraction(-int(man) if sign else int(man)) * Fraction(2) ** int(exp)
+    return flint.arb(flint.fmpq(value.numerator, value.denominator))
+
+
+def _float_beside(point: flint.arb, *, up: bool) -> float:
+    """The nearest float above (``up``) or below an exact Arb point."""
+    man, exp = (int(v) for v in point.man_exp())
+    exact = Fraction(man) * Fraction(2) ** exp
+    value = float(exact)
+    if (Fraction(value) < exact) if up else (Fraction(value) > exact):
+        return math.nextafter(value, math.inf if up else -math.inf)
+    return value
+
+
 class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Gaussian (RBF) kernel PCA at a standardized bandwidth, accurate far past the float64 limit.
 
@@ -90,12 +161,20 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         See the module docstring for ``"auto"``. ``"float64"`` always uses the stable float64 Gram.
     dps : int, optional
         Decimal digits for ``backend="mp"`` (default: the "auto" rule). Not allowed with ``"float64"``.
+    enclose : bool, default True
+        Enclose the returned eigenvalues rigorously (module docstring); False skips that cost.
 
     Attributes
     ----------
     eigenvalues_ : ndarray, shape (n_components,)
         Largest eigenvalues of the centered Gram H K H (scikit-learn's convention: not divided by N), float64
-        (they scale like σ⁻², so they underflow to 0 beyond σ ≈ 2⁵⁰⁰; ``transform`` does not use them).
+        (they scale like σ⁻², so they underflow to 0 beyond σ ≈ 2⁵⁰⁰; ``transform`` does not use them). Where
+        they are enclosed, the solver's value if it lies in the enclosure, else the enclosure's midpoint.
+    eigenvalues_guarantee_ : {"rigorous", "heuristic", "none"}
+        What supports ``eigenvalues_`` (module docstring).
+    eigenvalues_lower_, eigenvalues_upper_ : ndarray, shape (n_components,)
+        Float bounds with ``lower ≤ λ_i ≤ upper`` for the exact eigenvalues of the exact H K H (rounded outward)
+        when the guarantee is ``"rigorous"``; NaN otherwise.
     eigenvectors_ : ndarray, shape (N, n_components)
         Their unit-norm eigenvectors v_i (scikit-learn's convention), float64; each column's largest-magnitude
         entry is positive.
@@ -118,11 +197,12 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     >>> Z = PreciseKernelPCA(2, sigma="2**30").fit_transform(load("wine"))  # sklearn's output is noise here
     """
 
-    def __init__(self, n_components, *, sigma, backend="auto", dps=None):
+    def __init__(self, n_components, *, sigma, backend="auto", dps=None, enclose=True):
         self.n_components = n_components
         self.sigma = sigma
         self.backend = backend
         self.dps = dps
+        self.enclose = enclose
 
     def _check_params(self, n_samples: int) -> Fraction:
         n = self.n_components
@@ -139,35 +219,46 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=3)
         X = check_data(X)
         sigma = self._check_params(X.shape[0])
-        gram, system = self._solve(X, sigma)
+        gram, system, checked = self._solve(X, sigma)
         self.X_fit_ = X
         self.backend_, self.dps_ = gram.backend.name, gram.backend.dps
         b = gram.backend
         n = self.n_components
         self.sigma_x_ = b.to_float(gram.meta["sigma_x"])
-        self.eigenvalues_ = np.array([b.to_float(v) for v in b.internal(system.values[:n])])
+        values = np.array([b.to_float(v) for v in b.internal(system.values[:n])])
+        bounds = enclose_eigenvalues(X, sigma, n) if self.enclose else None
+        if bounds is None:
+            self.eigenvalues_ = values
+            self.eigenvalues_guarantee_ = "heuristic" if checked else "none"
+            self.eigenvalues_lower_ = self.eigenvalues_upper_ = np.full(n, np.nan)
+        else:
+            lower, upper = bounds
+            inside = (lower <= values) & (values <= upper)
+            self.eigenvalues_ = np.where(inside, values, np.clip((lower + upper) / 2, lower, upper))
+            self.eigenvalues_guarantee_ = "rigorous"
+            self.eigenvalues_lower_, self.eigenvalues_upper_ = lower, upper
         self.eigenvectors_ = np.vectorize(b.to_float, otypes=[float])(b.internal(system.vectors[:, :n]))
         self.alphas_ = system.kpca_coefficients(n)
         self._fit_components = principal_components(double_center(gram), system, n)
         return self
 
     def _solve(self, X: np.ndarray, sigma: Fraction):
-        """Gram and eigensystem in the chosen arithmetic (module docstring)."""
+        """Gram, eigensystem in the chosen arithmetic (module docstring), and whether "auto"'s check passed."""
         if self.backend == "float64":
-            return self._system(X, sigma, "float64", None)
+            return (*self._system(X, sigma, "float64", None), False)
         if self.backend == "mp":
-            return self._system(X, sigma, "mp", self.dps or auto_dps(sigma, X.shape[0]))
+            return (*self._system(X, sigma, "mp", self.dps or auto_dps(sigma, X.shape[0])), False)
         try:
             gram, system = self._system(X, sigma, "float64", None)
         except ValueError:  # σ_X or u outside the float64 range
             gram = system = None
         if system is not None and self._well_conditioned(system):
-            return gram, system
+            return gram, system, True
         dps = auto_dps(sigma, X.shape[0])
         for _ in range(2):
             gram, system = self._system(X, sigma, "mp", dps)
             if self._well_conditioned(system):
-                return gram, system
+                return gram, system, True
             dps *= 2
         bounds = self._bounds(system)
         bad = [i for i, bound in enumerate(bounds) if not bound <= CONDITION_TOL]
@@ -178,7 +269,7 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             RuntimeWarning,
             stacklevel=3,
         )
-        return gram, system
+        return gram, system, False
 
     @staticmethod
     def _system(X, sigma, backend, dps):

@@ -128,6 +128,15 @@ def spectra(X, sigma, *, digits: int = 30) -> tuple[list, list]:
     return [_export(x) for x in mu], [_export(x) for x in lam]
 
 
+def eigensystems(X, sigma, *, digits: int = 30) -> tuple[list, list, list, list]:
+    """(μ, V, λ, W): :func:`spectra` with the unit eigenvectors of A and of L (V[i], W[i]: lists of N global-type
+    mpf; arbitrary inside a tie), at the precision :func:`reference` uses for ``digits``."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    mu, V, lam, W = _point(X.tobytes(), X.shape, _as_fraction(sigma), digits, 2, 0).spectra
+    return ([_export(x) for x in mu], [[_export(x) for x in v] for v in V], [_export(x) for x in lam],
+            [[_export(x) for x in w] for w in W])
+
+
 def exact_rows(X) -> list[list[Fraction]]:
     """The rows of a float64 matrix as exact Fractions (every float is a dyadic rational)."""
     X = np.asarray(X, dtype=np.float64)

@@ -1,4 +1,5 @@
 """Random Fourier features, Nyström and random-feature KPCA, and their large-σ limits."""
+import mpmath
 import numpy as np
 import pytest
 
@@ -12,6 +13,7 @@ from precise_kpca.approx.kpca import (
     rf_kpca,
 )
 from precise_kpca.approx.rff import RandomFourierFeatures, rff_convergence, rff_expected_mse
+from precise_kpca.measures.measurement import exact_mpf
 
 BACKENDS = [("float64", None), ("mp", 30)]
 
@@ -62,6 +64,38 @@ def test_rff_article_protocol_reproduced():
     """The seed article's full protocol (same draws) gives its printed slope −0.4998."""
     r = rff_convergence()
     assert round(r.slope, 4) == -0.4998
+
+
+def _mp_rmse(ctx, f: RandomFourierFeatures, Xp, Yp):
+    """RMSE of the D-feature estimate in mpmath, from the exact floats of the points and the draws."""
+    def mp(v):
+        return ctx.mpf(float(v))  # exact
+
+    def features(p):
+        scale = ctx.sqrt(ctx.mpf(2) / f.n_components)
+        return [scale * ctx.cos(ctx.fsum(mp(w) * mp(v) for w, v in zip(row, p)) + mp(b))
+                for row, b in zip(f.frequencies_, f.phases_)]
+
+    residuals = [ctx.fsum(a * b for a, b in zip(features(x), features(y)))
+                 - ctx.exp(-f.gamma * ctx.fsum((mp(a) - mp(b)) ** 2 for a, b in zip(x, y))) for x, y in zip(Xp, Yp)]
+    return ctx.sqrt(ctx.fsum(e * e for e in residuals) / len(residuals))
+
+
+def test_rff_enclosures_contain_an_independent_reference():
+    """mpmath at 60 digits from the same draws: cos(w·x + b) and exp(−γ|x − y|²) of the exact floats."""
+    r = rff_convergence(Ds=(6, 12), n_trials=2, n_pairs=8, enclose=True)
+    ctx = mpmath.MPContext()
+    ctx.dps = 60
+    master = np.random.default_rng(0)  # the protocol's pairs: X then Y
+    Xp, Yp = master.normal(size=(8, 5)), master.normal(size=(8, 5))
+    for j, D in enumerate((6, 12)):
+        for t in range(2):
+            reference = _mp_rmse(ctx, RandomFourierFeatures(D, gamma=0.5, random_state=1000 * D + t).fit(Xp), Xp, Yp)
+            interval = r.enclosure.rmse[j, t]
+            assert interval.guarantee == "rigorous" and interval.lower <= exact_mpf(reference) <= interval.upper
+            assert interval.digits >= 20
+            assert abs(r.rmse[j, t] / float(reference) - 1) < 1e3 * np.finfo(float).eps  # float64 agrees too
+    assert r.enclosure.slope.digits >= 15 and abs(r.enclosure.slope.value - r.slope) < 1e-12
 
 
 def test_rff_errors(X):
@@ -152,20 +186,24 @@ def test_large_sigma_rates(method, rate):
     X = np.random.default_rng(5).normal(size=(12, 2)) * [2.0, 1.0] + [0.5, 0.0]
     st = large_sigma_convergence(X, SIGMAS, method=method, n_landmarks=5, n_features=16, random_state=1)
     # leading-order errors follow C σ^rate: the fitted slope is within 0.1 of it for the top component
-    assert abs(st.rate[0] - rate) < 0.1
-    assert (st.relative_error[-1] < st.relative_error[0]).all()
-    assert st.certified_digits.min() >= 10
+    assert abs(st.rate.value[0] - rate) < 0.1 and st.rate.guarantee[0] == "rigorous"
+    errors = st.relative_error
+    assert (errors.upper[-1] < errors.lower[0]).all()
+    assert errors.digits.min() >= 10 and set(errors.guarantee.ravel()) == {"rigorous"}
 
 
 def test_linear_limits():
     X = np.random.default_rng(5).normal(size=(12, 2))
     Xc = X - X.mean(axis=0)
     ref = np.linalg.eigvalsh(Xc.T @ Xc / 11)[::-1]
-    np.testing.assert_allclose(linear_limit(X, method="nystrom"), ref, rtol=1e3 * np.finfo(float).eps)
+    limit = linear_limit(X, method="nystrom")
+    np.testing.assert_allclose(limit.value, ref, rtol=1e3 * np.finfo(float).eps)
+    assert limit.digits.min() >= 30 and set(limit.guarantee) == {"rigorous"}
     f = RandomFourierFeatures(8, gamma=0.5, kind="sincos", random_state=0).fit(X)
     P = np.sqrt(2 / 8) * f.frequencies_
     ref = np.linalg.eigvalsh(P @ (Xc.T @ Xc / 11) @ P.T)[::-1][:2]
-    np.testing.assert_allclose(linear_limit(X, method="rf-sincos", n_features=8), ref, rtol=1e3 * np.finfo(float).eps)
+    np.testing.assert_allclose(linear_limit(X, method="rf-sincos", n_features=8).value, ref,
+                               rtol=1e3 * np.finfo(float).eps)
 
 
 def test_convergence_errors():
@@ -176,3 +214,9 @@ def test_convergence_errors():
         large_sigma_convergence(X, ["2**8", "2**6"])
     with pytest.raises(ValueError, match=r"n_landmarks must be in \[d\+1=3"):
         large_sigma_convergence(X, SIGMAS, n_landmarks=2)
+    with pytest.raises(ValueError, match="guarantee must be one of"):
+        large_sigma_convergence(X, SIGMAS, guarantee="certified")
+    with pytest.raises(ValueError, match="dps applies to guarantee='heuristic' only"):
+        large_sigma_convergence(X, SIGMAS, dps=40)
+    with pytest.raises(ValueError, match=r"n_components must be an integer in \[1, 1\]"):
+        large_sigma_convergence(X, SIGMAS, method="rf-sincos", n_features=2, n_components=2)

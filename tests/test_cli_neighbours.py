@@ -96,6 +96,35 @@ def test_rff_rate_quick(capsys):
     np.testing.assert_allclose([float(row[1]) for row in rows], expected.rmse_mean, rtol=1e-5)
     assert f"slope {expected.slope:.4f} ± {expected.slope_se:.4f}" in out
     assert abs(expected.slope + 0.5) < 3 * expected.slope_se + 0.01
+    assert all(row[-1] == "none" for row in rows) and "guarantee: none (float64" in out
+    assert "statistical estimate, not a numerical bound" in out
+
+
+def test_rff_rate_enclosed_columns_are_rigorous(monkeypatch, capsys):
+    monkeypatch.setattr("precise_kpca.cli.rff_rate.QUICK", {"Ds": (10, 20, 40), "n_trials": 2, "n_pairs": 20})
+    assert main(["rff-rate", "--quick", "--enclose"]) == 0
+    out = capsys.readouterr().out
+    expected = rff_convergence(Ds=(10, 20, 40), n_trials=2, n_pairs=20, enclose=True).enclosure
+    rows = [line.split() for line in out.splitlines() if line.strip() and line.split()[0].isdigit()]
+    assert [row[-1] for row in rows] == ["rigorous"] * 3
+    for row, rmse, predicted in zip(rows, expected.rmse_mean.entries, expected.predicted_rmse.entries):
+        assert row[1] == rmse.text(6) and row[2] == predicted.text(6)
+    assert f"slope enclosure {expected.slope.text(8)}" in out and "rigorous" in out
+
+
+def _component_rows(out: str) -> list[list[str]]:
+    return [line.split() for line in out.splitlines() if re.match(r"^\s+\d+\s+\S+e[+-]\d+\s+(rigorous|heuristic|none)", line)]
+
+
+def _sigma_rows(out: str) -> dict[int, list[str]]:
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.lstrip().startswith("log2 sigma"))
+    rows = {}
+    for line in lines[start + 1:]:
+        if not re.match(r"^\s+-?\d+\s", line) or len(line.split()) != 10:
+            break
+        rows[int(line.split()[0])] = line.split()
+    return rows
 
 
 def test_neighbours_nystrom_matches_the_library(points, capsys):
@@ -104,12 +133,22 @@ def test_neighbours_nystrom_matches_the_library(points, capsys):
     out = capsys.readouterr().out
     study = large_sigma_convergence(np.load(points), ["2**4", "2**6", "2**8", "2**10"], method="nystrom",
                                     n_landmarks=6, random_state=1)
-    assert "m=6 landmarks, seed 1" in out
-    for l in range(3):
-        row = next(line.split() for line in out.splitlines() if line.split()[:1] == [str(l + 1)])
-        assert float(row[2]) == pytest.approx(study.rate[l], abs=1e-4)
-        assert float(row[3]) == pytest.approx(study.constant[l], rel=1e-5)
-        assert float(row[4]) == pytest.approx(study.certified_digits[:, l].min(), abs=0.05)
+    assert "m=6 landmarks, seed 1" in out and "guarantee: rigorous (Arb ball enclosures" in out
+    rows = _component_rows(out)
+    assert [int(row[0]) for row in rows] == [1, 2, 3]
+    for l, row in enumerate(rows):
+        assert float(row[1]) == pytest.approx(study.limit.value[l], rel=1e-7) and row[2] == "rigorous"
+        assert float(row[3]) == pytest.approx(study.rate.value[l], rel=1e-4)
+        assert float(row[4]) == pytest.approx(study.constant.value[l], rel=1e-4) and row[5] == "rigorous"
+        assert int(row[6]) == study.relative_error.digits[:, l].min()
+    for s, (p, row) in enumerate(sorted(_sigma_rows(out).items())):
+        errors = study.relative_error[s]
+        assert float(row[1]) == pytest.approx(errors.value.min(), rel=1e-4)
+        assert float(row[2]) == pytest.approx(errors.value.max(), rel=1e-4)
+        assert int(row[3]) == errors.digits.min() >= 10 and row[4] == "rigorous"
+        assert float(row[5]) == pytest.approx(study.gram_error.value[s], rel=1e-4) and row[7] == "rigorous"
+        for printed, digits in ((row[1], row[3]), (row[2], row[3]), (row[5], row[6])):
+            assert len(printed.split("e")[0].replace(".", "").lstrip("-")) <= int(digits)
 
 
 @pytest.mark.parametrize("method, extra, rate", [
@@ -118,11 +157,36 @@ def test_neighbours_nystrom_matches_the_library(points, capsys):
 def test_neighbours_methods_print_their_rates(method, extra, rate, points, capsys):
     assert main(["neighbours", str(points), "--method", method, "--sigmas=6:12:2", *extra]) == 0
     out = capsys.readouterr().out
-    rows = [line.split() for line in out.splitlines() if re.match(r"^\s+[123]\s", line)]
+    rows = _component_rows(out)
     assert len(rows) == 3
     for row in rows:
-        assert float(row[2]) == pytest.approx(rate, abs=0.05)  # Theorem 3's σ⁻² (σ⁻¹ for the cos map)
-        assert float(row[4]) >= 10  # certified digits of σ_X² λ_l
+        assert float(row[3]) == pytest.approx(rate, abs=0.05)  # Theorem 3's σ⁻² (σ⁻¹ for the cos map)
+        assert row[5] == "rigorous" and int(row[6]) >= 10  # digits of the rigorous errors
+
+
+def test_neighbours_at_sigma_2_28_reports_a_positive_rigorous_error_and_a_rate(points, capsys):
+    """Formed in float64 these errors were 0.0 and the rates nan."""
+    assert main(["neighbours", str(points), "--method", "nystrom", "--sigmas=16:28:4", "--landmarks", "5"]) == 0
+    out = capsys.readouterr().out
+    row = _sigma_rows(out)[28]
+    assert 0 < float(row[1]) < 2.0**-50 and row[4] == "rigorous" and int(row[3]) >= 10
+    for component in _component_rows(out):
+        assert float(component[3]) == pytest.approx(-2, abs=0.01) and component[5] == "rigorous"
+    assert "rates not reported" not in out and "nan" not in out
+
+
+def test_neighbours_heuristic_columns_are_labelled_heuristic(points, capsys):
+    assert main(["neighbours", str(points), "--method", "nystrom", "--sigmas=8:16:4", "--landmarks", "5",
+                 "--guarantee", "heuristic"]) == 0
+    out = capsys.readouterr().out
+    assert "guarantee: heuristic (agreement of the mp backend at two precisions: NOT an enclosure" in out
+    rows = _sigma_rows(out)
+    assert sorted(rows) == [8, 12, 16]
+    for row in rows.values():
+        assert row[4] == "heuristic" and row[5] == "nan" and row[7] == "none"  # no Gram error on this route
+    for component in _component_rows(out):
+        assert component[2] == "heuristic" and component[5] == "heuristic"
+    assert "rigorous" not in out and "certified" not in out.replace("not certified", "")
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -138,6 +202,7 @@ def test_neighbours_methods_print_their_rates(method, extra, rate, points, capsy
     (["neighbours", "{data}", "--method", "rf-sincos", "--features", "5"], "even n_components"),
     (["neighbours", "{data}", "--method", "exact", "--sigmas", "3:1:-1"], "two increasing values"),
     (["neighbours", "{data}", "--method", "exact", "--sigmas", "x"], "cannot read 'x'"),
+    (["neighbours", "{data}", "--method", "exact", "--digits", "0"], "--digits must be a positive integer"),
 ])
 def test_bad_values_exit_2_with_a_message(argv, message, points, tmp_path, capsys):
     argv = [a.format(data=points, missing=tmp_path / "missing.csv") for a in argv]
@@ -151,6 +216,7 @@ def test_bad_values_exit_2_with_a_message(argv, message, points, tmp_path, capsy
     (["certify", "{data}", "--kernel", "sigmoid"], "invalid choice: 'sigmoid'"),
     (["neighbours", "{data}"], "the following arguments are required: --method"),
     (["neighbours", "{data}", "--method", "kmeans"], "invalid choice: 'kmeans'"),
+    (["neighbours", "{data}", "--method", "exact", "--guarantee", "certified"], "invalid choice: 'certified'"),
     (["rff-rate", "--slow"], "unrecognized arguments: --slow"),
 ])
 def test_bad_arguments_exit_2_from_argparse(argv, message, points, capsys):

@@ -4,8 +4,12 @@ from __future__ import annotations
 import pickle
 import warnings
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.decomposition import KernelPCA
 from sklearn.exceptions import NotFittedError
@@ -14,7 +18,10 @@ from sklearn.utils.estimator_checks import check_estimator
 
 from precise_kpca.datasets import load
 from precise_kpca.estimator import PreciseKernelPCA, auto_dps, error_bounds
+from precise_kpca.measures.measurement import exact_mpf
 from precise_kpca.numerics import geometry
+
+from .neighbours_reference import hkh_eigenvalues
 
 RANDOM = np.random.default_rng(4).normal(size=(40, 4)) * [1.0, 3.0, 0.5, 2.0]
 
@@ -72,12 +79,42 @@ def test_auto_goes_to_mp_beyond_the_linear_rank_and_beyond_the_float_range():
     check = PreciseKernelPCA(4, sigma="2**20", backend="mp", dps=2 * beyond_rank.dps_).fit(X)
     np.testing.assert_allclose(beyond_rank.eigenvalues_, check.eigenvalues_, rtol=1e-12)
     _same_up_to_sign(beyond_rank.transform(RANDOM[12:20, :3]), check.transform(RANDOM[12:20, :3]), rtol=1e-10)
-    float64_only = PreciseKernelPCA(4, sigma="2**20", backend="float64").fit(X)
+    float64_only = PreciseKernelPCA(4, sigma="2**20", backend="float64", enclose=False).fit(X)
     assert abs(float64_only.eigenvalues_[3] / check.eigenvalues_[3] - 1) > 1e-6  # what auto avoided
+    assert float64_only.eigenvalues_guarantee_ == "none" and np.isnan(float64_only.eigenvalues_lower_).all()
+    # enclosed, the float64 backend's λ₄ is replaced by the enclosure's midpoint: right, and proven so
+    enclosed = PreciseKernelPCA(4, sigma="2**20", backend="float64").fit(X)
+    assert enclosed.eigenvalues_guarantee_ == "rigorous"
+    assert abs(enclosed.eigenvalues_[3] / check.eigenvalues_[3] - 1) < 1e-7
     huge = PreciseKernelPCA(2, sigma="2**600").fit(X)  # σ_X² overflows float64
     assert huge.backend_ == "mp"
     Z = huge.transform(RANDOM[12:14, :3])
     assert np.all(np.isfinite(Z)) and 0 < np.abs(Z).max() < 1e-170
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), log2_sigma=st.integers(-4, 40), n_components=st.integers(1, 3),
+       backend=st.sampled_from(["auto", "float64", "mp"]))
+def test_rigorous_eigenvalues_contain_an_independent_reference(seed, log2_sigma, n_components, backend):
+    """mpmath.eigsy of H K H built from exp(−u) at twice the enclosures' digits (tests/neighbours_reference.py)."""
+    X = np.random.default_rng(seed).normal(size=(9, 3)) * [1.0, 3.0, 0.5]
+    fitted = PreciseKernelPCA(n_components, sigma=f"2**{log2_sigma}", backend=backend).fit(X)
+    assert fitted.eigenvalues_guarantee_ == "rigorous"
+    reference = hkh_eigenvalues(X, Fraction(2) ** log2_sigma, n_components, dps=45 + max(log2_sigma, 0))
+    for lower, value, upper, exact in zip(fitted.eigenvalues_lower_, fitted.eigenvalues_, fitted.eigenvalues_upper_,
+                                          reference):
+        assert exact_mpf(lower) <= exact_mpf(exact) <= exact_mpf(upper)
+        assert lower <= value <= upper
+        assert (upper - lower) <= 1e-12 * upper  # the top d eigenvalues are enclosed to ~16 digits
+
+
+def test_eigenvalue_guarantee_without_enclosure():
+    X = RANDOM[:12, :3]
+    assert PreciseKernelPCA(2, sigma=1, enclose=False).fit(X).eigenvalues_guarantee_ == "heuristic"  # auto's check
+    assert PreciseKernelPCA(2, sigma=1, backend="mp", dps=30, enclose=False).fit(X).eigenvalues_guarantee_ == "none"
+    fitted = PreciseKernelPCA(2, sigma=1, backend="float64", enclose=False).fit(X)
+    assert fitted.eigenvalues_guarantee_ == "none" and np.isnan(fitted.eigenvalues_upper_).all()
+    assert fitted.eigenvalues_.shape == fitted.eigenvalues_lower_.shape == (2,)
 
 
 def test_dps_rule_and_error_bounds():

@@ -57,14 +57,26 @@ def test_study_reports_theorem3_limits_and_the_table():
     studies = [eta_study(synthetic.gaussian_with_outliers(40, 3, radius=r, seed=0), f"r={r}", ks=(1, 2))
                for r in (2.0, 8.0, 32.0)]
     for s in studies:
-        assert s.eigenvalue.certified_digits >= 8
-        assert list(s.spectral["k"]) == [1, 2] and (s.spectral["digits"] >= 8).all()
+        assert s.eigenvalue.certified_digits >= 12 and s.eigenvalue.guarantee == "rigorous"
+        assert list(s.spectral["k"]) == [1, 2] and (s.spectral["digits"] >= 12).all()
+        assert (s.spectral["guarantee"] == "rigorous").all()
+        assert (s.spectral["lower"] < s.spectral["upper"]).all()
         assert "eigenvalue" in s.paper  # small N: the float64 value at σ = 2^7 is there
     table = cross_table(studies)
     assert list(table["data"]) == ["r=2.0", "r=8.0", "r=32.0"] and "eigenvalue_2_7" in table
     fits = slopes(table).set_index("quantity")
     assert fits.loc["lim σ²·metric dissonance = ρ²/8", "slope"] == pytest.approx(2.0)
     assert fits.loc["lim σ²·metric dissonance = ρ²/8", "count"] == 3
+
+
+def test_heuristic_study_keeps_the_old_path_and_says_so():
+    X = synthetic.gaussian_with_outliers(40, 3, radius=8.0, seed=0)
+    rigorous = eta_study(X, "r", ks=(1,), paper_spectral=False)
+    heuristic = eta_study(X, "h", ks=(1,), paper_spectral=False, guarantee="heuristic")
+    assert heuristic.eigenvalue.guarantee == "heuristic" and heuristic.spectral["guarantee"].tolist() == ["heuristic"]
+    assert "reversed" in heuristic.notes[-1] or "mp path" in heuristic.notes[-1]
+    assert heuristic.eigenvalue.lower <= rigorous.eigenvalue.upper
+    assert rigorous.eigenvalue.lower <= heuristic.eigenvalue.upper
 
 
 def test_excess_over_one_eighth_is_certified_negative():

@@ -1,5 +1,6 @@
 """Measures: certified digits never overclaim (checked against an independent reference at twice the
 precision), closed forms, normalization, onset protocol, and the float64 breakdown."""
+import dataclasses
 import math
 from fractions import Fraction
 
@@ -10,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 import precise_kpca as pk
 from precise_kpca.backends import MPBackend
-from precise_kpca.measures import MEASURES, agreeing_digits, evaluate, measure, onset_from_curve
+from precise_kpca.measures import MEASURES, agreeing_digits, evaluate, measure, onset_from_curve, routes
 from precise_kpca.measures.onset import PAPER_FIT_LOG2_SIGMA, PAPER_GRID
 
 from .strategies import data_sets
@@ -120,18 +121,21 @@ def test_unresolvable_points_say_so_loudly():
 
 def test_a_gap_the_enclosure_cannot_resolve_is_short_rigorous_or_heuristic_on_request():
     """At σ = 3/32 the Gaussian gaps at edges 1…3 are 2e-11 … 8e-14 of ‖A‖: the binary128 enclosure certifies 7
-    digits, reported as a short rigorous point with a warning; asked for heuristic digits, the agreement of two
-    mp evaluations gives 8 (checked against dps 100), labelled heuristic."""
+    digits, the refined enclosure then the 8 asked for (also when heuristic digits are accepted: the rigorous
+    routes come first); the agreement of two mp evaluations, the last resort, gives 8 (checked against dps 100),
+    labelled heuristic."""
     X = np.random.default_rng(5).normal(size=(10, 3))
     sigma = Fraction(3, 32)
     with pytest.raises(ArithmeticError, match="coincide to 7 digits"):
         evaluate(X, "eigenprojection", sigma, pk.backends.Float64Backend(), k=3)
     ref = MPBackend(100)
     want = ref.export(evaluate(X, "eigenprojection", sigma, ref, k=3)[0])
-    with pytest.warns(RuntimeWarning, match="certifies 7 of the 8 digits"):
-        rigorous = measure(X, "eigenprojection", sigma, k=3, digits=8)
-    assert rigorous.guarantee == "rigorous" and rigorous.short and rigorous.lower <= want <= rigorous.upper
-    m = measure(X, "eigenprojection", sigma, k=3, digits=8, guarantee="heuristic")
+    rigorous = measure(X, "eigenprojection", sigma, k=3, digits=8)
+    assert rigorous.guarantee == "rigorous" and not rigorous.short and rigorous.route.engine == "refined-enclosure"
+    assert rigorous.lower <= want <= rigorous.upper
+    accepted = pk.measures.plan(X, "eigenprojection", sigma, k=3, digits=8, guarantee="heuristic")
+    assert measure(X, "eigenprojection", sigma, k=3, digits=8, guarantee="heuristic").guarantee == "rigorous"
+    m = routes.run(X, dataclasses.replace(accepted, steps=accepted.steps[-1:]))
     assert m.guarantee == "heuristic" and m.certified_digits >= 8 and m.route.engine == "agreement"
     assert agreeing_digits(m.value, want) >= m.certified_digits
 

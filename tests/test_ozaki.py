@@ -521,3 +521,26 @@ def test_errors_name_the_shapes():
         FixedMatrix.from_float64(np.array([[np.nan]]), bits=10)
     with pytest.raises(ValueError, match=r"different shapes"):
         FixedMatrix.from_words([np.ones((2, 2)), np.ones((2, 3))], bits=10)
+
+
+@FAST
+@given(st.integers(1, 4), st.integers(1, 4), st.integers(1, 10), st.integers(2, 27), st.integers(-300, 300),
+       st.integers(0, 52), st.integers(0, 2**32 - 1))
+def test_from_digit_sums_carries_exactly(n, m, count, b, exponent, width, seed):
+    rng = np.random.default_rng(seed)
+    digits = rng.integers(-(2**width), 2**width, size=(count, n, m), endpoint=False).astype(np.float64)
+    a = FixedMatrix.from_digit_sums(digits, exponent, b)
+    exact = [sum(int(digits[l, i, j]) * Fraction(2) ** (exponent - b * (l + 1)) for l in range(count))
+             for i in range(n) for j in range(m)]
+    assert list(fractions(a).ravel()) == exact
+    assert np.all(np.abs(a.digits) <= 2 ** (b - 1)) and np.array_equal(a.digits, np.round(a.digits))
+    lead = (a.exponent - exponent) // b
+    assert a.exponent == exponent + b * lead and a.n_digits == count + lead and a.error_bound == 0
+    if max(abs(v) for v in exact) <= Fraction(2) ** (exponent - 1):  # fits: no leading digit prepended
+        assert lead == 0
+
+
+@pytest.mark.parametrize("digits", [np.zeros((2, 2)), np.full((1, 2, 2), 0.5), np.full((1, 1, 1), 2.0**52)])
+def test_from_digit_sums_rejects_what_it_cannot_carry(digits):
+    with pytest.raises(ValueError, match="digits"):
+        FixedMatrix.from_digit_sums(digits, 0, 20)

@@ -3,7 +3,8 @@
 Per data set (:func:`eta_study`): C(σ) = dissonance/(ρ/σ)² on σ = 2^−4 … 2^60 (rigorous arb balls, one exact
 pass for ρ², see :mod:`.eccentricity`), its supremum over the grid and its limit 1/8, the paper's bound
 (ρ/σ)²η and its overshoot bound/dissonance = η/C(σ) ≥ 8η, and Theorem 3's limits σ²×(Eq. 18) and σ²×EigenDist
-(k = 1..5) with their ratios to ρ². Across data sets (:func:`cross_table`, :func:`slopes`): the table and the
+(k = 1..5) with their ratios to ρ², each with its interval and guarantee (rigorous by default:
+:class:`.constants.EnclosedLimits`). Across data sets (:func:`cross_table`, :func:`slopes`): the table and the
 log-log slopes against ρ of the limits and of the values at the paper's σ = 2^7 (Figs. 4 and 7).
 """
 from __future__ import annotations
@@ -22,8 +23,9 @@ from ..measures import evaluate
 from ..measures.metric import dissonance_ball
 from ..numerics.exact_geometry import ExactEccentricity
 from ..numerics.geometry import geometry
+from ..errors import InsufficientPrecision, Undetermined
 from ..validation import check_data
-from .constants import METRIC_LIMIT, CheckedLimits, Constant
+from .constants import LIMIT_DIGITS, METRIC_LIMIT, CheckedLimits, Constant, limits
 
 LOG2_SIGMAS = tuple(range(-4, 61))
 PAPER_LOG2_SIGMA = 7
@@ -45,9 +47,10 @@ class EtaStudy:
         Per σ: ``log2_sigma``, ``C`` (certified digits ``C_digits``), ``dissonance`` = C (ρ/σ)², ``eta_bound``
         = (ρ/σ)² η and ``overshoot`` = eta_bound / dissonance.
     spectral : pandas.DataFrame
-        Per k: ``eigenprojection`` limit constant, its digits, ``ratio_to_rho2``; empty when not computed.
+        Per k: ``eigenprojection`` limit constant, its interval ``lower``/``upper``, ``digits`` (certified by the
+        interval), ``guarantee``, ``ratio_to_rho2``; empty when not computed.
     eigenvalue : Constant or None
-        lim σ² × Eq. 18.
+        lim σ² × Eq. 18 (with its interval and guarantee).
     paper : dict
         Values at σ = 2^7: ``metric`` (certified ball), ``eigenvalue``/``eigenprojection`` (float64 stable
         form, uncertified; absent when N > ``PAPER_SPECTRAL_MAX_N``).
@@ -87,11 +90,12 @@ class EtaStudy:
                    metric_2_7=self.paper.get("metric", math.nan))
         if self.eigenvalue is not None:
             row.update(eigenvalue=self.eigenvalue.value, eigenvalue_digits=self.eigenvalue.certified_digits,
+                       eigenvalue_guarantee=self.eigenvalue.guarantee,
                        eigenvalue_over_rho2=self.eigenvalue.value / self.rho**2)
         if len(self.spectral):
             first = self.spectral.iloc[0]
             row.update(eigenprojection=first["eigenprojection"], eigenprojection_digits=first["digits"],
-                       eigenprojection_over_rho2=first["ratio_to_rho2"])
+                       eigenprojection_guarantee=first["guarantee"], eigenprojection_over_rho2=first["ratio_to_rho2"])
             for _, r in self.spectral.iterrows():
                 row[f"eigenprojection_k{int(r['k'])}"] = r["eigenprojection"]
         row.update({f"{key}_2_7": value for key, value in self.paper.items() if key != "metric"})
@@ -128,7 +132,7 @@ def metric_curve(X, log2_sigmas=LOG2_SIGMAS, *, eccentricity: ExactEccentricity 
 
 
 def eta_study(X, name: str = "data", *, log2_sigmas=LOG2_SIGMAS, ks=KS, spectral: bool = True,
-              paper_spectral: bool = True) -> EtaStudy:
+              paper_spectral: bool = True, guarantee: str = "rigorous", limit_digits: int = LIMIT_DIGITS) -> EtaStudy:
     """The study of one data set (module docstring).
 
     Parameters
@@ -140,9 +144,14 @@ def eta_study(X, name: str = "data", *, log2_sigmas=LOG2_SIGMAS, ks=KS, spectral
     ks : sequence of int
         k for the eigenprojection limits (those above the rank are skipped, with a note).
     spectral : bool
-        Compute Theorem 3's limits (first-order perturbation; seconds for N in the thousands).
+        Compute Theorem 3's limits (first-order perturbation; seconds to a minute for N in the hundreds).
     paper_spectral : bool
-        Also evaluate the eigen measures at σ = 2^7 in float64 (N ≤ ``PAPER_SPECTRAL_MAX_N``).
+        Also evaluate the eigen measures at σ = 2^7 in float64 (N ≤ ``PAPER_SPECTRAL_MAX_N``; uncertified).
+    guarantee : {"rigorous", "heuristic"}
+        How the limits are certified: enclosures (:class:`.constants.EnclosedLimits`) or the agreement of two
+        evaluations (:class:`.constants.CheckedLimits`).
+    limit_digits : int
+        Digits requested of the rigorous limits.
 
     Returns
     -------
@@ -155,23 +164,9 @@ def eta_study(X, name: str = "data", *, log2_sigmas=LOG2_SIGMAS, ks=KS, spectral
     curve = metric_curve(X, log2_sigmas, eccentricity=ecc)
     paper = {"metric": _metric_at(ecc, rho, PAPER_LOG2_SIGMA)}
     notes: list[str] = []
-    eigenvalue, table = None, pd.DataFrame(columns=["k", "eigenprojection", "digits", "ratio_to_rho2"])
+    eigenvalue, table = None, pd.DataFrame(columns=SPECTRAL_COLUMNS)
     if spectral:
-        limits = CheckedLimits(X)
-        eigenvalue = limits.eigenvalue()
-        rows = []
-        for k in ks:
-            try:
-                c = limits.eigenprojection(k)
-            except ValueError as exc:
-                notes.append(f"k={k}: {exc}")
-                continue
-            rows.append(dict(k=k, eigenprojection=c.value, digits=c.certified_digits, ratio_to_rho2=c.value / rho**2))
-        table = pd.DataFrame(rows, columns=table.columns)
-        if limits.primary.clusters and any(t - s > 1 for s, t in limits.primary.clusters):
-            repeated = [(s, t - 1) for s, t in limits.primary.clusters if t - s > 1]
-            notes.append(f"exactly repeated linear eigenvalues (index ranges) {repeated}")
-        notes.append(f"spectral limits: {eigenvalue.method}")
+        eigenvalue, table = _spectral_limits(X, ks, rho, guarantee, limit_digits, notes)
     if paper_spectral and g.n <= PAPER_SPECTRAL_MAX_N:
         sigma = Fraction(2) ** PAPER_LOG2_SIGMA
         b = Float64Backend()
@@ -179,6 +174,35 @@ def eta_study(X, name: str = "data", *, log2_sigmas=LOG2_SIGMAS, ks=KS, spectral
         for k in ks[:1]:
             paper[f"eigenprojection_k{k}"] = float(evaluate(X, "eigenprojection", sigma, b, k=k)[0])
     return EtaStudy(name, g.n, g.d, rho, g.eta_nonzero, curve, table, eigenvalue, paper, notes)
+
+
+SPECTRAL_COLUMNS = ["k", "eigenprojection", "lower", "upper", "digits", "guarantee", "ratio_to_rho2"]
+
+
+def _spectral_limits(X, ks, rho: float, guarantee: str, digits: int, notes: list) -> tuple[Constant, pd.DataFrame]:
+    """Theorem 3's limits: the eigenvalue constant and one row per k (notes say why a k is left out)."""
+    evaluator = limits(X, guarantee, digits=digits)
+    eigenvalue = evaluator.eigenvalue()
+    rows = []
+    for k in ks:
+        try:
+            c = evaluator.eigenprojection(k)
+        except (ValueError, Undetermined, InsufficientPrecision) as exc:
+            notes.append(f"k={k}: {exc}")
+            continue
+        rows.append(dict(k=k, eigenprojection=c.value, lower=c.lower, upper=c.upper, digits=c.certified_digits,
+                         guarantee=c.guarantee, ratio_to_rho2=c.value / rho**2))
+    repeated = _repeated(evaluator)
+    if repeated:
+        notes.append(f"exactly repeated linear eigenvalues (index ranges) {repeated}")
+    notes.append(f"spectral limits ({eigenvalue.guarantee}): {eigenvalue.method}")
+    return eigenvalue, pd.DataFrame(rows, columns=SPECTRAL_COLUMNS)
+
+
+def _repeated(evaluator) -> list[tuple[int, int]]:
+    if isinstance(evaluator, CheckedLimits):
+        return [(s, t - 1) for s, t in evaluator.primary.clusters if t - s > 1]
+    return [(s, t - 1) for s, t in evaluator.repeated]
 
 
 def _metric_at(ecc: ExactEccentricity, rho: float, log2_sigma: int) -> float:

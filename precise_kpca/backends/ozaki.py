@@ -13,9 +13,9 @@ fixed-point matrices is therefore a sum of exact slice GEMMs; the GEMMs of one l
 and carried into balanced digits, least significant level first.
 
 Guarantees. ``matmul(a, b)``, ``column_dots``, ``+``, ``-``, negation, ``.T``, ``scaled2``, ``take_columns``,
-``from_integers``/``to_integers`` and re-splitting to other digit widths are exact. ``from_float64``,
-``from_words``, ``rounded`` and ``matmul(..., bits=p)`` round to nearest on a stated grid (ties toward +∞),
-``matmul(..., bits=p)`` also skips slice products whose total is below a quarter of that grid; the entrywise
+``from_integers``/``to_integers``, ``from_digit_sums`` and re-splitting to other digit widths are exact.
+``from_float64``, ``from_words``, ``rounded`` and ``matmul(..., bits=p)`` round to nearest on a stated grid (ties
+toward +∞), ``matmul(..., bits=p)`` also skips slice products whose total is below a quarter of that grid; the entrywise
 error each of them commits is bounded rigorously and accumulated in :attr:`FixedMatrix.error_bound`.
 ``to_float64`` is faithful, ``to_double_word`` and ``to_words`` have bounded relative errors (see their
 docstrings).
@@ -27,10 +27,10 @@ Exact products keep ``e`` within one digit of the least; ``matmul(..., bits=p)``
 Threads: slice GEMMs below ``2**25`` multiply-adds run on one BLAS thread (scoped with threadpoolctl); larger ones
 use the caller's BLAS setting.
 
-API: :class:`FixedMatrix` (``from_float64``, ``from_words``, ``from_integers``, ``to_integers``, ``to_float64``,
-``to_double_word``, ``to_words``, ``rounded``, ``with_digit_bits``, ``scaled2``, ``take_columns``,
-``max_abs_bound``, ``.T``, ``-a``, ``a + b``, ``a - b``, ``a @ b``), :func:`matmul`, :func:`matmul_transpose_self`,
-:func:`column_dots`, :func:`digit_bits_for`, :func:`chunked_digit_bits`.
+API: :class:`FixedMatrix` (``from_float64``, ``from_words``, ``from_integers``, ``from_digit_sums``,
+``to_integers``, ``to_float64``, ``to_double_word``, ``to_words``, ``rounded``, ``with_digit_bits``, ``scaled2``,
+``take_columns``, ``max_abs_bound``, ``.T``, ``-a``, ``a + b``, ``a - b``, ``a @ b``), :func:`matmul`,
+:func:`matmul_transpose_self`, :func:`column_dots`, :func:`digit_bits_for`, :func:`chunked_digit_bits`.
 """
 from __future__ import annotations
 
@@ -416,6 +416,32 @@ class FixedMatrix:
         digits[0] = v.astype(np.float64)  # |v| <= 2**(b-1) because |value| <= 2**(e-1)
         return cls(digits, e, b)
 
+
+    @classmethod
+    def from_digit_sums(cls, digits, exponent: int, digit_bits: int) -> "FixedMatrix":
+        """The exact ``2**exponent * Σ_l digits[l] * 2**(-digit_bits*(l+1))`` for digits that need not be balanced
+        (e.g. entrywise sums of the balanced digits of matrices on one exponent), carried into balanced digits.
+
+        Parameters
+        ----------
+        digits : array_like of float64, shape (L, n, m)
+            Integer-valued, ``|digits| < 2**52``.
+        exponent, digit_bits : int
+
+        Returns
+        -------
+        FixedMatrix
+            The same value, ``L`` balanced digits on ``exponent``, with leading digits prepended (``exponent`` raised
+            by ``digit_bits`` each) only where the carry out of the first digit is nonzero. Exact.
+        """
+        b = _check_digit_bits(digit_bits)
+        digits = np.asarray(digits, dtype=np.float64)
+        if digits.ndim != 3:
+            raise ValueError(f"digits must have shape (L, n, m), got {digits.shape}")
+        if not np.all(np.abs(digits) < 2.0**52) or not np.array_equal(digits, np.floor(digits)):
+            raise ValueError("digits must be integers of magnitude below 2**52")
+        out, prefix = _normalize(digits.astype(np.int64), b)
+        return cls(out, int(exponent) + b * prefix, b)
     # -- read-outs --------------------------------------------------------------------------------------
     def to_integers(self) -> tuple[np.ndarray, int]:
         """Exact ``(ints, exp2)`` with ``value == ints * 2**exp2``; ints an object array of Python int, shape (n, m)."""

@@ -7,9 +7,8 @@ from pathlib import Path
 from .common import add_data_arguments, load_data
 
 CURVE_GUARANTEE = "rigorous"
-"""C(σ) of :func:`precise_kpca.asymptotics.study.metric_curve`: arb balls on exact data at every grid point."""
-LIMIT_GUARANTEE = "heuristic"
-"""Theorem 3's limits (:class:`precise_kpca.asymptotics.constants.CheckedLimits`): two evaluations agree."""
+"""C(σ) of :func:`precise_kpca.asymptotics.study.metric_curve`: arb balls on exact data at every grid point.
+Theorem 3's limits carry their own guarantee (rigorous enclosures unless ``--limit-guarantee heuristic``)."""
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -23,6 +22,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_data_arguments(parser)
     parser.add_argument("--out", metavar="DIR", help="write eta.png, eta_curve.csv and provenance.json here")
     parser.add_argument("--no-spectral", action="store_true", help="skip Theorem 3's limits")
+    parser.add_argument("--limit-digits", type=int, default=12, metavar="D",
+                        help="digits requested of Theorem 3's limits (default 12)")
+    parser.add_argument("--limit-guarantee", choices=("rigorous", "heuristic"), default="rigorous",
+                        help="enclose the limits (default) or only check two evaluations agree (faster)")
     return parser
 
 
@@ -32,7 +35,8 @@ def run(args: argparse.Namespace) -> int:
     from ..reports.provenance import write_provenance
 
     name, X = load_data(args)
-    study = eta_study(X, name, spectral=not args.no_spectral, paper_spectral=False)
+    study = eta_study(X, name, spectral=not args.no_spectral, paper_spectral=False,
+                      guarantee=args.limit_guarantee, limit_digits=args.limit_digits)
     print(format_study(study))
     if args.out:
         out = Path(args.out)
@@ -59,12 +63,10 @@ def format_study(study) -> str:
     if study.eigenvalue is not None:
         e = study.eigenvalue
         rows.append(("lim sigma^2 * eigenvalue (Eq. 18)",
-                     f"{e.value:.10g} ({e.certified_digits} {LIMIT_GUARANTEE} digits; / rho^2 = "
-                     f"{e.value / study.rho**2:.4g})"))
+                     _limit_text(e.value, e.certified_digits, e.guarantee, study.rho)))
         for _, r in study.spectral.iterrows():
             rows.append((f"lim sigma^2 * eigenprojection k={int(r['k'])}",
-                         f"{r['eigenprojection']:.10g} ({int(r['digits'])} {LIMIT_GUARANTEE} digits; / rho^2 = "
-                         f"{r['ratio_to_rho2']:.4g})"))
+                         _limit_text(r["eigenprojection"], int(r["digits"]), r["guarantee"], study.rho)))
     width = max(len(label) for label, _ in rows)
     lines = [f"{label:<{width}}  {value}" for label, value in rows]
     picks = study.curve[study.curve["log2_sigma"].isin([-4, 0, 4, 7, 10, 20, 40, 60])]
@@ -72,6 +74,12 @@ def format_study(study) -> str:
     lines.append(picks.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
     lines.extend(f"note: {note}" for note in study.notes)
     return "\n".join(lines)
+
+
+def _limit_text(value: float, digits: int, guarantee: str, rho: float) -> str:
+    """The value to its certified digits (at most a float's 15), how many and how certified, and value / ρ²."""
+    shown = min(max(digits, 3), 15)
+    return f"{value:.{shown}g} ({digits} {guarantee} digits; / rho^2 = {value / rho**2:.4g})"
 
 
 def plot_study(study, path) -> None:

@@ -12,7 +12,8 @@ import math
 import mpmath
 
 from ..certify.linear_enclosure import linear_enclosure
-from . import enclosed, results, structured_enclosed
+from ..errors import RouteUnavailable
+from . import enclosed, refined_enclosed, results, structured_enclosed
 from .intervals import eigen_distance_at_zero_interval
 from .measurement import Route
 from .metric import metric_dissonance_ball
@@ -79,6 +80,31 @@ def agreement(X, name, sigma, *, k, digits, tau, aggregate, median, start, route
                           start)
 
 
+def refined_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route):
+    from .routes import REFINED_MAX_DPS, REFINED_MAX_N
+
+    if X.shape[0] > REFINED_MAX_N:
+        raise RouteUnavailable(f"N = {X.shape[0]} rows exceed the refined route's limit of {REFINED_MAX_N}",
+                               remedy="the binary128 and structured enclosures cover every N")
+
+    def attempt(dps):
+        enc = refined_enclosed.spectrum_enclosure(X, sigma, dps=dps, median=median,
+                                                  block=1 if name == "eigenvalue" else k)
+        if name == "eigenvalue":
+            lo, hi = results.fraction_ends(*refined_enclosed.eigenvalue_interval(enc),
+                                           prec=math.ceil((dps + 20) * _BITS_PER_DIGIT))
+        elif name == "eigenprojection":
+            lo, hi = refined_enclosed.eigen_distance_interval(enc, k, tau, aggregate)
+        else:
+            lo, hi = refined_enclosed.pc_interval(enc, k)
+        detail = f"tier-1 refinement at {dps} digits, block {enc.block} ({enc.seconds['gram']:.1f} s Gram, " \
+                 f"{enc.seconds['refinement']:.1f} s refinement)"
+        return _eigen_result(X, name, sigma, k, lo, hi, tau, aggregate, start, digits, _detailed(route, detail),
+                             "rigorous enclosure of the refined eigensystem of the arb-enclosed Gram")
+
+    return refined_enclosed.escalate(attempt, digits, max_dps=REFINED_MAX_DPS)
+
+
 def _eigen_result(X, name, sigma, k, lo, hi, tau, aggregate, start, digits, route, method):
     k_field = k if name in ("eigenprojection", "pc") else None
     if name == "eigenprojection":
@@ -107,6 +133,7 @@ ENGINES = {
     "float64-enclosure": float64_enclosure,
     "frobenius-enclosure": frobenius_enclosure,
     "agreement": agreement,
+    "refined-enclosure": refined_enclosure,
 }
 
 __all__ = ["ENGINES"]

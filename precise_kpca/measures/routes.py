@@ -12,13 +12,16 @@ engine                    measures                                   guarantee  
                                                                                  digits ≈ 26 − log10(‖L‖/‖E‖)
 ``float64-enclosure``     eigenvalue, eigenprojection, pc            rigorous    the same Gram; ~16 − 1.5 log10 N −
                                                                                  log10(‖L‖/‖E‖) digits, O(N³) float64
+``refined-enclosure``     eigenvalue, eigenprojection, pc            rigorous    N ≤ REFINED_MAX_N; near-ties and
+                                                                                 digits beyond binary128's
 ``frobenius-enclosure``   cka                                        rigorous    every σ the binary128 E holds
 ``agreement``             all but metric                             heuristic   only with ``guarantee="heuristic"``
 ========================  =========================================  ==========  ===================================
 
 Order: the structured route first where it applies (no N³ eigensolver; ≥ 25 digits on eigenvalues), the binary128
 enclosure first where the structured expansion does not apply or its top block does not hold the k vectors asked
-for, each the other's fallback. A route that certifies fewer digits than requested hands over to the next; the best
+for, each the other's fallback; the refined enclosure last (an N³ refinement at up to REFINED_MAX_DPS digits,
+:mod:`.refined_enclosed`). A route that certifies fewer digits than requested hands over to the next; the best
 rigorous result is kept. A value that depends on an arbitrary basis (:class:`~precise_kpca.errors.Undetermined`)
 stops the plan: no route can give it.
 
@@ -36,6 +39,12 @@ Thresholds (the only ones; each with where it was measured):
 * :data:`VECTOR_DIGITS` = 12 — digits of eigenvector angles from the structured route's float64 expansion (wine,
   σ = 2²⁰ and 2⁴⁰: 12–13 digits on eigenprojection and pc, 27 on eigenvalue); beyond it the route is tried but
   expected short.
+* :data:`REFINED_MAX_N` = 1000 — the refined route's rows: one σ costs 73–154 s of one core at N = 1000 and 50
+  digits (60–70 certified; Gram, tier-1 refinement and block shared by the measures), 7–11 s at N = 400
+  (``benchmarks/refined_bench.py``); it grows as N³.
+* :data:`REFINED_MAX_DPS` = 200 — the refined route's highest precision: separates Gaussian eigenvalues down to
+  ~1e-190 of λ_1 (3.6 s of one core at N = 100); the angles' ball arithmetic (``intervals.ANGLE_PREC``) carries
+  ~94 digits, so past ~100 the escalation only separates.
 """
 from __future__ import annotations
 
@@ -57,6 +66,8 @@ FLOAT64_DIGITS = 16.0
 FLOAT64_DIGITS_PER_DECADE = 1.5
 STRUCTURED_DIGITS = 25
 VECTOR_DIGITS = 12
+REFINED_MAX_N = 1000
+REFINED_MAX_DPS = 200
 EIGEN_MEASURES = ("eigenvalue", "eigenprojection", "pc")
 GUARANTEES_ASKED = ("rigorous", "heuristic")
 
@@ -70,6 +81,9 @@ _ROUTES = {
     "float64-enclosure": Route("float64-enclosure",
                                "Kahan's cluster theorem, counting and Davis-Kahan on a-priori bounded float64 residuals "
                                "of the float64 eigensystem of the binary128 Gram; exact Newton-corrected top groups"),
+    "refined-enclosure": Route("refined-enclosure",
+                               "refinement bounds (Weyl, Li-Li) and Rayleigh-Ritz with Davis-Kahan on exact products "
+                               "of the arb-enclosed Gram"),
     "frobenius-enclosure": Route("frobenius-enclosure", "exact Frobenius sums and ball arithmetic"),
     "agreement": Route("agreement", "two evaluations at different precisions agree (heuristic)"),
 }
@@ -167,6 +181,9 @@ def plan(X: np.ndarray, name: str, sigma: Fraction, *, k: int = 1, digits: int =
         if n >= FLOAT64_MIN_N and steps[0] is binary and cheap >= digits:
             steps.insert(0, Step("float64-enclosure", f"N = {n}: a-priori float64 bounds predicted to give {cheap:.0f} "
                                                       "digits at three GEMMs instead of tens of exact products"))
+        if X.shape[0] <= REFINED_MAX_N:
+            steps.append(Step("refined-enclosure", f"N = {X.shape[0]} ≤ {REFINED_MAX_N}: what the others leave short, "
+                                                   f"refined at up to {REFINED_MAX_DPS} digits"))
     if guarantee == "heuristic" and name != "metric":
         steps.append(Step("agreement", "asked for: two evaluations at different precisions (heuristic)"))
     return Plan(measure=name, sigma=sigma, k=k_field, digits=digits, guarantee=guarantee, steps=tuple(steps),
@@ -240,4 +257,5 @@ def _with_notes(m: Measurement, notes) -> Measurement:
     return replace(m, reason=reason)
 
 
-__all__ = ["ENCLOSURE_DIGITS", "Plan", "STRUCTURED_DIGITS", "Step", "VECTOR_DIGITS", "plan", "run"]
+__all__ = ["ENCLOSURE_DIGITS", "Plan", "REFINED_MAX_DPS", "REFINED_MAX_N", "STRUCTURED_DIGITS", "Step",
+           "VECTOR_DIGITS", "plan", "run"]

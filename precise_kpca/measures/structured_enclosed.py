@@ -107,10 +107,10 @@ def _corrected(lin: LinearEnclosure, top: TopEnclosure) -> Dyadic:
     residual = top.products - v.scale_columns(*_dyadic_diagonal(theta, 2 * lin.bits))
     r = residual.to_float64()
     w = lin.vectors.to_float64()
-    lam = np.array([float(x) for x in lin.values])
     coefficients = w.T @ r  # r × t
     th = np.array([float(x) for x in theta])
-    denominators = th[None, :] - lam[:, None]
+    # exact differences: θ and λ̂ of a near-tie agree to float64 precision (a regular heptagon: both round alike)
+    denominators = np.array([[float(x - value) for x in theta] for value in lin.values])
     for a, z in top.runs:
         denominators[a:z, a:z] = np.inf  # inside a run the block's Rayleigh–Ritz decides the mixing
     correction = w @ (coefficients / denominators) + (r - w @ coefficients) / th[None, :]

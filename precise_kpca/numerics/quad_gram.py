@@ -1,20 +1,33 @@
 """The scaled Gaussian Gram A = σ_X² H K_G H = L + H G H in binary128 (quad), delivered as float64 word pairs.
 
 Same matrix, bandwidth and input checks as :func:`precise_kpca.measures.spectral.scaled_gaussian_gram` on the
-stable backends, at a cost of ~40 binary128 operations per entry (numpy-quaddtype, SLEEF backend) instead of one
-mpmath object per entry: N = 5404 in about a minute, in the memory of a few float64 N×N arrays.
+stable backends, at a cost of ~40 binary128 operations per entry (numpy-quaddtype, SLEEF backend) plus exact
+integer products on float64 BLAS, instead of one mpmath object per entry: N = 5404 in about a minute, in the
+memory of a few float64 N×N arrays. Hand-written because no library gives binary128 Grams with a proven bound:
+numpy-quaddtype supplies the correctly rounded scalar operations, the Ozaki scheme
+(:mod:`precise_kpca.backends.ozaki`) the exact products, and this module the error analysis.
 
 Computation (u = 2⁻¹¹³ is the binary128 unit roundoff, γ_k = ku/(1 − ku)):
 
-* X_c = X − mean, each entry rounded once from the exact rational N·X_c/N (exact integer form of X);
-  L̂_ij = Σ_k X_c,ik X_c,jk in quad: |L̂ − L| ≤ γ_{d+2} P, P = |X_c| |X_c|ᵀ.
-* D̂_ij = Σ_k (x_ik − x_jk)² in quad from the float64 data (converted exactly): relative error ≤ γ_{d+2}.
+* Exact integers: X = M·2^e (:class:`~precise_kpca.numerics.exact.ExactData`); M' = M − round(column means of M)
+  exactly (D and X_c do not change under a shift of the columns; it only shortens the integers). Then
+  D_ij = ‖m'_i − m'_j‖²·2^(2e) and N²L = C Cᵀ·2^(2e), C = N·M' − 1·ΣM', are exact integer products, row block by
+  row block: one float64 GEMM where every partial sum is an integer of magnitude ≤ 2⁵³ (one-hot or count data),
+  else the Ozaki scheme. Each exact entry is read into binary128 with relative error r (:class:`_IntegerProducts`):
+  r = 0 on the float64 route, r = u (one rounding) when their a-priori bound is below 2²⁰⁷, else u + 2⁻¹⁸⁰.
+* D̂ = D(1 + δ_D), |δ_D| ≤ r_D = r (was: d differences, squares and sums in binary128, γ_{d+2}).
+* L̂ = (N²L read as D̂ is) / N² in binary128: |L̂ − L| ≤ r_L |L| ≤ r_L |L̂| / (1 − r_L), r_L = (1 + r)(1 + u) − 1
+  (was: X_c rounded and L̂ summed in binary128, |L̂ − L| ≤ γ_{d+2} |X_c| |X_c|ᵀ).
 * û = D̂·ĉ with ĉ = 1/(2σ_X²) rounded once (σ_X² = σ² d_X² from the exact median pair(s) of
-  :class:`~precise_kpca.numerics.exact_geometry.ExactEccentricity`, 320-bit intermediate): |δû| ≤ γ_{d+5}.
-* Ĝ = (expm1(−û) + û)·ŝ, ŝ = σ_X² rounded once. SLEEF's expm1 errs by ≤ 1 ulp ≤ 2u|expm1(−û)| ≤ 2uû, an
-  *absolute* error σ_X²·2uû ≈ u·D that the cancellation in expm1(−û) + û does not shrink. A relative
+  :class:`~precise_kpca.numerics.exact_geometry.ExactEccentricity`, 320-bit intermediate):
+  |δû| ≤ δ_u = (1 + r_D)(1 + 2⁻³⁰⁰)(1 + u)² − 1 ≤ 3u + 2⁻¹⁷⁹ (was γ_{d+5}).
+* Ĝ = φ(û)·ŝ, ŝ = σ_X² rounded once, φ(v) = e^{−v} − 1 + v by its series where û < 1/16 (relative error
+  1.2γ_46, :func:`_phi_series`; was below 1/4, 1.2γ_60) and as expm1(−û) + û elsewhere. SLEEF's expm1 errs by
+  ≤ 1 ulp ≤ 2u|expm1(−û)| ≤ 2uû, an *absolute* error σ_X²·2uû ≈ u·D that the cancellation in expm1(−û) + û
+  does not shrink (from 1/16 on it is below the series' former 1.2γ_60 relative). A relative
   perturbation δ of the argument moves φ(v) = e^{−v} − 1 + v by at most 2|δ|φ (since vφ'(v) ≤ 2φ(v)), so
-  |Ĝ − G| ≤ c_G|Ĝ| + c_D D with c_G ≈ (2d + 14)u, c_D ≈ u (exact constants in :func:`_residual_coefficients`).
+  |Ĝ − G| ≤ c_G|Ĝ| + c_D D with c_G ≈ 4u + 2δ_u ≤ 10u (was (2d + 14)u), c_D ≈ u (exact constants in
+  :func:`_residual_coefficients`; D is taken as fl64(D̂), whose relative error r_D + 2⁻⁵³ is covered there).
 * Ĝ is held between the two passes as float64 words G̃ = hi + lo (|G̃ − Ĝ| ≤ 2⁻¹⁰⁶|Ĝ|); its exact row means
   are m_i, computed as m̂_i with |m̂_i − m_i| ≤ γ_N a_i, a_i = Σ_j |G̃_ij| / N (any summation order).
 * Â_ij = ((L̂_ij + G̃_ij) − (m̂_i + m̂_j)) + ĝ (ĝ the computed grand mean): both the row and the column mean
@@ -28,20 +41,24 @@ entry for float64 words in the subnormal range.
 
 Assumptions: binary128 +, −, ×, ÷ and the float64 ↔ binary128 conversions are correctly rounded to nearest
 (SLEEF documents its add/sub/mul/div as 0.5 ulp); SLEEF's ``Sleef_expm1q1_u10``, which numpy-quaddtype calls for
-``np.expm1``, errs by at most 1.0 ulp (SLEEF quad reference: "The error bound of the returned value is 1.0 ULP").
+``np.expm1``, errs by at most 1.0 ulp (SLEEF quad reference: "The error bound of the returned value is 1.0 ULP");
+the float64 BLAS GEMM adds exactly when every product and partial sum is an integer of magnitude ≤ 2⁵³ (what
+the Ozaki scheme relies on too).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 
 import mpmath
 import numpy as np
 from mpmath import libmp
 from numpy_quaddtype import QuadPrecDType
-from scipy.spatial.distance import cdist
 
+from ..backends.ozaki import FixedMatrix, digit_bits_for, matmul
+from ..errors import InternalCheckFailed
 from ..validation import check_data, parse_sigma
 from .exact import ExactData
 from .exact_geometry import ExactEccentricity
@@ -55,7 +72,11 @@ _WORDS = 2.0**-106  # relative error of a binary128 value held as two float64 wo
 _TINY = 2.0**-1060  # per-entry allowance for float64 words in the subnormal range
 _QUAD_EXP = 16000  # keep every scaled quantity well inside the binary128 normal range (2^±16382)
 _BLOCK_ENTRIES = 2**20  # entries per row block: ~16 MB per binary128 temporary
-_SERIES_TERMS = 26  # (1/4)^24 / 26! < 2^-140: the truncated tail is far below one binary128 rounding
+_SERIES_TERMS = 19  # (1/16)^19 / 21! < 2^-140: the truncated tail is far below one binary128 rounding
+_FLOAT_EXACT = 2**53  # integers up to this are exact in float64, and so are sums that stay within it
+_READ_BITS = 26  # digit width of the canonical fixed point read by _read_digits (two digits fit a float64)
+_WINDOW = 8  # digits read per entry: two halves of four, each exact in binary128
+_WINDOWED_READ = math.nextafter(_U, math.inf)  # ≥ u + 2^-180, the error of _read_digits beyond the window
 
 
 @dataclass(frozen=True)
@@ -137,18 +158,14 @@ def scaled_gaussian_gram_words(X, sigma, *, median="full", standardized=True, bl
 def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) -> QuadGram:
     X = check_data(X)
     exact_sigma = parse_sigma(sigma)
-    n, d = X.shape
+    n = X.shape[0]
     exact = ExactData.from_float64(X)
     median_sq = ExactEccentricity(X, check_median(median)).median_sq if standardized else None
     scales = _bandwidth(exact_sigma, median_sq, X, exact.exp2)
     rows_per_block = _block_rows(block_rows, n)
     blocks = [slice(i, min(i + rows_per_block, n)) for i in range(0, n, rows_per_block)]
-
-    x_t = np.ascontiguousarray(X.T).astype(_Q)  # exact: binary64 ⊂ binary128
-    xc = _centered(exact, n)
-    xc_t = np.ascontiguousarray(xc.T)
-    xc_abs = np.abs(xc.astype(np.float64))
-    coef_g, coef_d = _residual_coefficients(d)
+    squares = _ExactSquares(exact)
+    coef_g, coef_d = _residual_coefficients(squares.distance_error)
 
     # Pass 1: Ĝ row block by row block, held in the output words; its row sums and the G part of the bound.
     hi = np.empty((n, n))
@@ -157,14 +174,16 @@ def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) 
     abs_means = np.empty(n)
     norm_g = _SquaredNorm()
     for rows in blocks:
-        g, series = _residual_block(x_t, rows, scales.c, scales.s2)
-        held = _to_words(g, hi[rows], lo[rows])
+        dist = squares.distances(rows)
+        dist_abs = dist.astype(np.float64)  # before _residual_block reuses dist's memory
+        g, series = _residual_block(dist, scales.c, scales.s2)
+        held = _to_words(g, hi[rows], lo[rows], held=True)
         sums[rows] = np.add.reduce(held, axis=1)
         g_abs = np.abs(hi[rows])
         abs_means[rows] = g_abs.sum(axis=1) / n
         # series entries: relative error only; expm1 entries: expm1's absolute error u·û survives the cancellation
         relative = coef_g + _WORDS + np.where(series, _SERIES_ERROR, 0.0)
-        absolute = np.where(series, 0.0, coef_d * cdist(X[rows], X, "sqeuclidean"))
+        absolute = np.where(series, 0.0, coef_d * dist_abs)
         norm_g.add(relative * g_abs + absolute + _TINY)
 
     # Pass 2: Â = L̂ + G̃ − m̂_i − m̂_j + ĝ, overwriting each block's words.
@@ -172,8 +191,9 @@ def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) 
     means = sums / n_q
     grand = np.add.reduce(means) / n_q
     means_abs = np.abs(means.astype(np.float64))
-    g3, gd, gn = _gamma(3), _gamma(d + 2), _gamma(n)
+    g3, gn = _gamma(3), _gamma(n)
     grand_err = gn * (means_abs.mean() + abs_means.mean()) + g3 * abs(float(grand))
+    coef_l = _linear_coefficient(squares.linear_error) if include_linear else 0.0
     norm_rest = _SquaredNorm()
     for rows in blocks:
         held = hi[rows].astype(_Q) + lo[rows].astype(_Q)  # G̃, exact
@@ -181,15 +201,16 @@ def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) 
         rest = g3 * (np.abs(hi[rows]) + outer_means) + grand_err
         rest += gn * (abs_means[rows, None] + abs_means[None, :])
         if include_linear:
-            rest += (gd + g3 * (1 + gd)) * (xc_abs[rows] @ xc_abs.T)
-            held = _linear_block(xc_t, rows) + held
+            linear = squares.linear(rows)
+            rest += coef_l * np.abs(linear.astype(np.float64))
+            held = linear + held
         a = held - (means[rows, None] + means[None, :])
         _to_words(a + grand, hi[rows], lo[rows])
         norm_rest.add(rest + _WORDS * np.abs(hi[rows]) + _TINY)
     if not np.isfinite(hi).all():
         raise ValueError("entries of the scaled Gaussian Gram exceed the float64 range; rescale X")
 
-    margin = 1 + (n * n + 4 * d + 128) * 2.0**-52  # float64 evaluation of the bound itself
+    margin = 1 + (n * n + 128) * 2.0**-52  # float64 evaluation of the bound itself
     bound = (norm_g.value() + norm_rest.value()) * margin
     return QuadGram(
         hi=hi,
@@ -201,6 +222,166 @@ def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) 
         median=median,
         standardized=standardized,
     )
+
+
+class _ExactSquares:
+    """Row blocks of D = (‖x_i − x_j‖²) and L = X_c X_cᵀ from exact integer products, in binary128.
+
+    Parameters
+    ----------
+    exact : ExactData
+        X = M·2^e, shape (N, d).
+
+    Attributes
+    ----------
+    distance_error, linear_error : float
+        Bounds on the entrywise relative errors of :meth:`distances` and :meth:`linear` (module docstring).
+    """
+
+    def __init__(self, exact: ExactData):
+        m = exact.mantissas
+        n = m.shape[0]
+        # D and X_c are invariant under a shift of each column: subtracting the rounded column means keeps the
+        # integers short (offset data becomes small, one-hot data stays within {-1, 0, 1})
+        self._m = m - (m.sum(axis=0) + n // 2) // n
+        self._n = n
+        self._exp2 = 2 * exact.exp2
+        self._distances = _IntegerProducts(self._m, distances=True)
+        self.distance_error = self._distances.error
+
+    @cached_property
+    def _linear(self) -> "_IntegerProducts":
+        return _IntegerProducts(self._n * self._m - self._m.sum(axis=0), distances=False)
+
+    @property
+    def linear_error(self) -> float:
+        """r_L = (1 + r)(1 + u) − 1 (the read of N²L, then one division by N²), rounded up."""
+        return _up((1 + Fraction(self._linear.error)) * (1 + Fraction(_U)) - 1)
+
+    def distances(self, rows: slice) -> np.ndarray:
+        """D̂ for the rows ``rows``: shape (rows, N), binary128, |D̂ − D| ≤ ``distance_error``·D."""
+        return self._distances.block(rows, self._exp2)
+
+    def linear(self, rows: slice) -> np.ndarray:
+        """L̂ for the rows ``rows``: shape (rows, N), binary128, |L̂ − L| ≤ ``linear_error``·|L|."""
+        return self._linear.block(rows, self._exp2, self._n * self._n)
+
+
+class _IntegerProducts:
+    """Exact row blocks of P = F Fᵀ, or of ‖f_i − f_j‖² = n_i + n_j − 2 P_ij (n_i = ‖f_i‖²), for an integer
+    matrix F, each entry read into binary128 with relative error at most ``error``.
+
+    Two routes, fixed per matrix, so that entry (i, j) reads the same from every row block (Â stays exactly
+    symmetric and independent of the blocking):
+
+    * float64: every product and partial sum is an integer of magnitude ≤ 2⁵³ (small integers: one-hot, counts),
+      so one float64 GEMM is exact whatever its summation order, and so is the conversion: error 0.
+    * fixed point: the Ozaki scheme's exact product, re-split exactly (the grid is 1) into balanced 26-bit digits
+      on the one exponent E of the a-priori bound, so an entry's digits do not depend on its block; for the
+      distances the norms' digits on the same exponent are added digit by digit and the sums carried exactly
+      (:meth:`~precise_kpca.backends.ozaki.FixedMatrix.from_digit_sums`). Then :func:`_read_digits`: one
+      rounding (error u) while E ≤ 208, else u + 2⁻¹⁸⁰.
+
+    Parameters
+    ----------
+    f : ndarray of Python int (object), shape (N, k)
+    distances : bool
+        Squared distances instead of the Gram.
+    """
+
+    def __init__(self, f: np.ndarray, *, distances: bool):
+        k = f.shape[1]
+        top = int(np.max(np.abs(f), initial=0))
+        bound = (4 if distances else 1) * k * top * top  # ≥ every |entry|, and every float64 partial sum
+        self._distances = distances
+        self._exponent = bound.bit_length() + 1  # every |entry| ≤ bound < 2^(E−1)
+        if bound <= _FLOAT_EXACT:
+            self.error = 0.0
+            self._floats = f.astype(np.float64)
+            self._norms = np.einsum("ij,ij->i", self._floats, self._floats)  # ≤ k·top² ≤ 2⁵³: exact
+            return
+        self.error = _U if -(-self._exponent // _READ_BITS) <= _WINDOW else _WINDOWED_READ
+        self._floats = None
+        self._f = FixedMatrix.from_integers(f, 0, digit_bits=digit_bits_for(k))
+        if distances:
+            norms = FixedMatrix.from_integers((f * f).sum(axis=1)[:, None], 0, digit_bits=_READ_BITS)
+            self._norms = self._canonical(norms).digits[:, :, 0]
+
+    def block(self, rows: slice, exp2: int, divisor: int = 1) -> np.ndarray:
+        """The entries of the rows ``rows`` times 2^exp2 / ``divisor`` (an integer below 2⁵³): shape (rows, N),
+        binary128, each within ``error`` (and one more rounding, u, for a divisor other than 1)."""
+        if self._floats is not None:
+            f = self._floats
+            p = f[rows] @ f.T
+            if self._distances:
+                p = (self._norms[rows, None] + self._norms[None, :]) - 2 * p
+            return _scaled(p.astype(_Q), exp2, divisor)
+        product = self._canonical(matmul(_rows(self._f, rows), self._f.T))
+        if self._distances:
+            sums = (self._norms[:, rows, None] + self._norms[:, None, :]) - 2 * product.digits
+            product = FixedMatrix.from_digit_sums(sums, self._exponent, _READ_BITS)
+            if product.exponent != self._exponent:
+                raise InternalCheckFailed(f"squared distances exceed their a-priori bound 2^{self._exponent - 1}")
+        return _read_digits(product, exp2, divisor)
+
+    def _canonical(self, a: FixedMatrix) -> FixedMatrix:
+        """``a`` (exact integers) as balanced 26-bit digits on the a-priori exponent E: the same in every block."""
+        out = a.rounded(self._exponent, exponent=self._exponent, digit_bits=_READ_BITS)
+        if out.error_bound:
+            raise InternalCheckFailed(f"an exact integer product is not on the grid 1 of exponent {self._exponent}")
+        return out
+
+
+def _read_digits(fixed: FixedMatrix, exp2: int, divisor: int) -> np.ndarray:
+    """value·2^exp2/divisor of a fixed-point matrix with balanced digits of ≤ 26 bits, in binary128: shape of ``fixed``.
+
+    Each entry is read from at most eight digits: all of them, or the eight from its leading nonzero digit ℓ.
+    Pairs d·2^b + d' are integers below 2⁵², exact in float64; two pairs (four digits) below 2^(4b) ≤ 2¹⁰⁴ add
+    exactly in binary128, so the entry is one rounding of the sum of the (at most two) halves: error u when every
+    digit is read. With more than eight digits, balanced digits give |value| ≥ (½ − 2⁻²⁶)·unit_ℓ and a tail beyond
+    the window of magnitude ≤ 2⁻¹⁸³(1 + 2⁻²⁵)·unit_ℓ (b = 26): error ≤ u + 2⁻¹⁸⁰. The scalings by powers of two
+    are exact within binary128's range; a divisor other than 1 rounds once more.
+    """
+    b, digits = fixed.digit_bits, fixed.digits
+    count = digits.shape[0]
+    if count <= _WINDOW:
+        window, lead = [np.zeros(digits.shape[1:])] * (count % 2) + list(digits), None
+    else:
+        lead = np.argmax(digits != 0, axis=0)  # 0 for a zero entry, whose digits are all 0
+        window = []
+        for k in range(_WINDOW):
+            index = lead + k
+            d = np.take_along_axis(digits, np.minimum(index, count - 1)[None], axis=0)[0]
+            window.append(np.where(index < count, d, 0.0))
+    pairs = len(window) // 2
+    # pair k, scaled by 2^(2b(pairs − 1 − k)) in float64 (exact), then in binary128
+    q = [((window[2 * k] * 2.0**b + window[2 * k + 1]) * 2.0 ** (2 * b * (pairs - 1 - k))).astype(_Q)
+         for k in range(pairs)]
+    high = q[0] + q[1] if pairs > 1 else q[0]
+    value = high if pairs <= 2 else high + (q[2] + q[3] if pairs == 4 else q[2])
+    last = fixed.exponent - b * count + exp2  # unit of the last digit
+    if lead is None:
+        return _scaled(value, last, divisor)
+    units = _quad_array([(0, 1, last + b * (count - l - _WINDOW), 1) for l in range(count)])
+    return _scaled(value * units[lead], 0, divisor)
+
+
+def _scaled(q: np.ndarray, exp2: int, divisor: int) -> np.ndarray:
+    """q·2^exp2 / divisor in binary128: exact for divisor 1, else one rounding (divisor·2^-exp2 is exact)."""
+    if divisor == 1:
+        return q * _quad_scalar((0, 1, exp2, 1))
+    return q / _quad_scalar(libmp.from_man_exp(divisor, -exp2))
+
+
+def _rows(a: FixedMatrix, rows: slice) -> FixedMatrix:
+    """The rows ``rows`` of ``a`` (a view of its digits)."""
+    return FixedMatrix(a.digits[:, rows], a.exponent, a.digit_bits)
+
+
+def _up(x: Fraction) -> float:
+    """The least float64 ≥ x (x ≥ 0, within float64's range)."""
+    f = float(x)
+    return f if Fraction(f) >= x else math.nextafter(f, math.inf)
 
 
 @dataclass(frozen=True)
@@ -246,35 +427,38 @@ def _gamma(k: int) -> float:
     return k * _U / (1 - k * _U)
 
 
-def _residual_coefficients(d: int) -> tuple[float, float]:
-    """c_G, c_D with |Ĝ − G| ≤ c_G|Ĝ| + c_D·D entrywise (module docstring).
+def _residual_coefficients(distance_error: float) -> tuple[float, float]:
+    """c_G, c_D with |Ĝ − G| ≤ c_G|Ĝ| + c_D·D entrywise (module docstring), given D̂'s relative error r_D.
 
     ŝ(1+δ_s), the product and the sum carry γ_4 (δ_s includes the 2⁻³⁰⁰ of the wide value); û = u(1 + δ_u),
-    |δ_u| ≤ γ_{d+5} (D̂: γ_{d+2}, ĉ, the product); |φ(û) − φ(u)| ≤ 2|δ_u| φ(û)/(1 − |δ_u|)²; expm1 errs by
-    ≤ 2u·û, and σ_X²û ≤ (1 + γ_{d+5}) D/2. The factor 1 + 2⁻⁴⁰ covers evaluating these in float64.
+    |δ_u| ≤ (1 + r_D)(1 + 2⁻³⁰⁰)(1 + u)² − 1 (D̂, ĉ from its 320-bit value, the product);
+    |φ(û) − φ(u)| ≤ 2|δ_u| φ(û)/(1 − |δ_u|)²; expm1 errs by ≤ 2u·û, and σ_X²û ≤ (1 + δ_u) D/2. The factor
+    1 + 2⁻⁴⁰ covers evaluating these in float64 and reading D as fl64(D̂).
     """
-    g4, gu = _gamma(4), _gamma(d + 5)
+    g4 = _gamma(4)
+    gu = _up((1 + Fraction(distance_error)) * (1 + Fraction(1, 2**300)) * (1 + Fraction(_U)) ** 2 - 1)
     spread = 2 * gu / (1 - gu) ** 2
     coef_g = g4 / (1 - g4) + spread / (1 - g4)
     coef_d = (1 + spread) * (1 + gu) * _U
     return coef_g * (1 + 2.0**-40), coef_d * (1 + 2.0**-40)
 
 
-def _residual_block(x_t: np.ndarray, rows: slice, c, s2) -> np.ndarray:
-    """Ĝ = σ_X²(expm1(−û) + û), û = D̂·ĉ, for a row block: shape (rows, N) binary128.
+def _linear_coefficient(linear_error: float) -> float:
+    """The factor of |L̂| in the entrywise bound: L̂'s own error r_L|L| ≤ r_L|L̂|/(1 − r_L), plus γ_3|L̂| for its
+    share of the centering sums' magnitudes; 1 + 2⁻⁴⁰ covers reading |L̂| as fl64 and the float64 evaluation."""
+    return (linear_error / (1 - linear_error) + _gamma(3)) * (1 + 2.0**-40)
 
-    x_ik − x_jk and x_jk − x_ik round to opposite values, so D̂ and Ĝ are exactly symmetric.
+
+def _residual_block(dist: np.ndarray, c, s2) -> tuple[np.ndarray, np.ndarray]:
+    """Ĝ = σ_X²(expm1(−û) + û), û = D̂·ĉ, for a row block of D̂ (binary128, overwritten): shape (rows, N).
+
+    Returns Ĝ and the mask of the entries evaluated by the series. D̂ is exactly symmetric, and so is Ĝ.
     """
-    dist = np.zeros((rows.stop - rows.start, x_t.shape[1]), dtype=_Q)
-    diff = np.empty_like(dist)
-    for column in x_t:
-        np.subtract(column[rows, None], column[None, :], out=diff)
-        np.multiply(diff, diff, out=diff)
-        np.add(dist, diff, out=dist)
     u = np.multiply(dist, c, out=dist)
     small = u < _SERIES_QUAD
     if small.all():  # large σ: the series everywhere, no expm1
         return np.multiply(_phi_series(u), s2), small
+    diff = np.empty_like(u)
     with np.errstate(invalid="ignore"):  # SLEEF flags 'invalid' for very negative arguments yet returns −1
         e = np.expm1(np.negative(u, out=diff), out=diff)
     np.add(e, u, out=e)
@@ -284,53 +468,50 @@ def _residual_block(x_t: np.ndarray, rows: slice, c, s2) -> np.ndarray:
 
 
 def _phi_series(u: np.ndarray) -> np.ndarray:
-    """φ(u) = e^{−u} − 1 + u = u² Σ_j (−u)^j / (j + 2)! by Horner, for 0 ≤ u < 1/4: no cancellation, so full
-    relative accuracy where expm1(−u) + u would keep only ~113 − log2(1/u) bits."""
-    terms = _series_terms(float(np.max(u).astype(np.float64)))
+    """φ(u) = e^{−u} − 1 + u = u² Σ_j (−u)^j / (j + 2)! by Horner, for 0 ≤ u < 1/16: no cancellation, so full
+    relative accuracy where expm1(−u) + u would keep only ~113 − log2(1/u) bits.
+
+    Each magnitude class of u (below 2⁻¹⁴⁰, 2⁻⁶⁴, …, 2⁻⁸, 2⁻⁴) is summed with the terms its upper end needs
+    (:func:`_series_terms`): few operations at large σ, and the number of terms, hence the rounded result,
+    depends on the entry alone (not on its row block), so Ĝ stays exactly symmetric.
+    """
+    out = np.empty_like(u)
+    todo = np.ones(u.shape, dtype=bool)
+    for top, terms in _SERIES_CLASSES:
+        part = todo & (u < top)
+        if part.any():
+            out[part] = _horner(u[part], terms)
+            todo &= ~part
+    if todo.any():
+        raise InternalCheckFailed("the series for phi was asked for an argument of at least 1/16")
+    return out
+
+
+def _horner(u: np.ndarray, terms: int) -> np.ndarray:
+    """u² Σ_{j < terms} (−u)^j / (j + 2)! for a 1-d binary128 array, Horner's scheme in place."""
     s = np.full(u.shape, _SERIES_COEFFICIENTS[terms - 1])
     for coefficient in _SERIES_COEFFICIENTS[terms - 2::-1]:
-        s = coefficient - u * s
+        np.subtract(coefficient, np.multiply(u, s, out=s), out=s)
     return (u * u) * s
 
 
 def _series_terms(u_max: float) -> int:
     """Terms T with u_max^T / (T + 2)! below 2⁻¹⁴⁰ (far below one binary128 rounding of the sum ≥ 1/2 · 1/2!)."""
-    u_max = max(u_max * (1 + 2.0**-40), 2.0**-1000)  # the float64 read of û may round down
     for terms in range(1, _SERIES_TERMS + 1):
         if terms * math.log2(u_max) - math.log2(math.factorial(terms + 2)) < -140:
             return terms
     return _SERIES_TERMS
 
 
-def _linear_block(xc_t: np.ndarray, rows: slice) -> np.ndarray:
-    """L̂ = Σ_k X_c,ik X_c,jk for a row block, products summed in k order (exactly symmetric)."""
-    out = np.zeros((rows.stop - rows.start, xc_t.shape[1]), dtype=_Q)
-    term = np.empty_like(out)
-    for column in xc_t:
-        np.add(out, np.multiply(column[rows, None], column[None, :], out=term), out=out)
-    return out
-
-
-def _to_words(a: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
-    """Write hi = fl64(a), lo = fl64(a − hi) into the given views; return hi + lo in binary128 (exact).
+def _to_words(a: np.ndarray, hi: np.ndarray, lo: np.ndarray, *, held: bool = False) -> np.ndarray | None:
+    """Write hi = fl64(a), lo = fl64(a − hi) into the given views; with ``held``, return hi + lo in binary128.
 
     a − hi is exact in binary128 (a multiple of ulp(a) below ulp64(a)), and so is hi + lo (113 bits suffice).
     """
     hi[...] = a.astype(np.float64)
     hi_q = hi.astype(_Q)
     lo[...] = (a - hi_q).astype(np.float64)
-    return hi_q + lo.astype(_Q)
-
-
-def _centered(exact: ExactData, n: int) -> np.ndarray:
-    """X_c = X − mean, shape (N, d) binary128, each entry the exact (N·M − Σ M)·2^e / N rounded once."""
-    m = exact.mantissas
-    scaled = n * m - m.sum(axis=0)[None, :]
-    tuples = []
-    for v in scaled.ravel():
-        sign, man, exp, bc = libmp.from_rational(int(v), n, _BITS, libmp.round_nearest)
-        tuples.append((sign, man, exp + exact.exp2, bc))
-    return _quad_array(tuples).reshape(scaled.shape)
+    return hi_q + lo.astype(_Q) if held else None
 
 
 def _quad_scalar(mpf_tuple):
@@ -378,9 +559,12 @@ class _SquaredNorm:
         return math.ldexp(math.sqrt(total), top)
 
 
-# φ's series: coefficients 1/(j+2)! rounded once to binary128, used where û < 1/4. Horner's relative error is at
-# most γ_{2T+4} times Σ|terms| / |φ/u²| ≤ 1.134 at u = 1/4 (coefficient roundings included); 1.2 covers it.
-_SERIES_QUAD = _quad_scalar(libmp.from_rational(1, 4, _BITS, libmp.round_nearest))
+# φ's series: coefficients 1/(j+2)! rounded once to binary128, used where û < 1/16. Horner's relative error is at
+# most γ_{2T+4} times Σ|terms| / |φ/u²| ≤ 1.05 at u = 1/16 (coefficient roundings included); 1.2 covers it.
+# From 1/16 on, expm1's absolute error σ_X²·2uû is below the series' 1.2γ_60 (the bound before) times φ(û)σ_X²
+# (φ(û)/û ≥ 1/32.7 > 1/36 there), so the switch at 1/16 rather than 1/4 tightens every entry's bound.
+_SERIES_QUAD = _quad_scalar(libmp.from_rational(1, 16, _BITS, libmp.round_nearest))
 _SERIES_COEFFICIENTS = [_quad_scalar(libmp.from_rational(1, math.factorial(j + 2), _WIDE_BITS, libmp.round_nearest))
                         for j in range(_SERIES_TERMS)]
 _SERIES_ERROR = 1.2 * _gamma(2 * _SERIES_TERMS + 8)
+_SERIES_CLASSES = [(_quad_scalar((0, 1, -k, 1)), _series_terms(2.0**-k)) for k in (140, 64, 32, 16, 8, 4)]

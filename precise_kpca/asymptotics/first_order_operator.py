@@ -1,0 +1,315 @@
+"""E₁, the first-order term of σ_X² H K_G H = L + ε² E₁ + O(ε⁴) (ε = 1/σ_X), exactly, and its null block's top
+eigenvalue, rigorously.
+
+E₁ = H D^{∘2} H / 8 with D the exact squared distances (proofs/perturbation). Everything here is in the S-units of
+:mod:`precise_kpca.certify.linear_enclosure`: Z = N·M − 1sᵀ (M the integer mantissas, X = M·2^e), L_S = Z Zᵀ and
+E₁_S = N²2^(−2e)·E₁, a rational multiple of an integer operator, applied exactly to exact dyadic blocks:
+
+* ``"features"`` — the squared distances of Z's rows are a_i + a_j − 2G_ij (a_i = |z_i|², G = Z Zᵀ), so
+  H(D_Z∘D_Z)H = 2HΨH with Ψ = ΞΞᵀ − 2(AG + GA), A = diag(a) and Ξ = [a, z_k², z_k², 2 z_k z_l (k < l)] (then
+  ΞΞᵀ = aaᵀ + 2 G∘G; the a_i² terms die under H). With centered factors,
+  (NH)Ψ(NH) = U J Uᵀ, U = [Ξ_N, B_N, Z], Ξ_N = NHΞ, B_N = NHAZ, J = [[I, 0, 0], [0, 0, −2N], [0, −2N, 0]], and
+  E₁_S = 2^(2e)/(4N⁴)·U J Uᵀ: a product costs O(N·q·m) for q = d(d+1)/2 + 4d + 1 columns of U.
+* ``"dense"`` — E₁_S = 2^(2e)/8·(NH) Q (NH) with Q = D_int∘D_int, D_int the exact squared distances of the
+  mantissas (N×N integers). Chosen when U would have more than N columns.
+
+Norm: ‖E₁_S‖₂ ≤ ‖E₁_S‖_F, exact: tr((JΓ)²), Γ = UᵀU (features), or ‖Q‖_F² − 2‖Q1‖²/N + (1ᵀQ1)²/N² (dense).
+
+Null block. ker L = null(Zᵀ) ∋ 1 (projector P₀). As ZᵀP₀ = 0 and P₀1 = 0, P₀E₁_SP₀ = 2^(2e)/(4N⁴)·P₀Ξ_NΞ_NᵀP₀ ⪰ 0
+(G∘G ⪰ 0 by Schur's product theorem): its top eigenvalue ν is the null part of the eigenvalue limit. It is
+enclosed
+
+* (features) as 2^(2e)/(4N⁴)·λ_max(K), K = Ξ_NᵀP₀Ξ_N = Ξ_NᵀΞ_N − YᵀC⁻¹Y (Y = Z_BᵀΞ_N, C = Z_BᵀZ_B, Z_B independent
+  columns of Z) an exact rational q×q matrix: rounded to fixed point (its rounding is ``delta``) and its float64
+  eigensystem certified by :func:`precise_kpca.certify.eigen_enclosure.enclose_eigensystem` (Weyl after an exactly
+  orthogonal similarity, Kato–Temple, Li–Li);
+* (dense) with B = P₁QP₁ ⪰ 0, P₁ the projector on null([1, Z]ᵀ), ν = 2^(2e)N²/8·λ_max(B): for the exact vector
+  v = P₁y (y a float64 approximation of B's top eigenvector) θ = vᵀBv/vᵀv ≤ λ_max (Courant–Fischer) and, with
+  ε² = ‖Bv‖²/‖v‖² − θ² and α² = ‖B‖_F² − 2‖Bv‖²/‖v‖² + θ² ≥ λ₂² (the Frobenius norm of B deflated by v),
+  λ_max ≤ θ + ε²/(θ − α) when α < θ (Kato–Temple, Parlett Thm 10.5.1), else λ_max ≤ ‖B‖_F. All exact rationals.
+
+Hand-written because no library applies H D^{∘2} H exactly to multi-hundred-bit blocks or certifies the top
+eigenvalue of a compression to an exact null space; the approximations (float64 eigensystems) are never trusted.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+import flint
+import numpy as np
+from scipy.sparse.linalg import LinearOperator, eigsh
+
+from ..backends.dyadic import Dyadic
+from ..backends.ozaki import FixedMatrix
+from ..certify.eigen_enclosure import _sqrt_up, enclose_eigensystem
+from ..certify.linear_enclosure import ExactLinear, exact_linear
+from ..certify.perturbed_enclosure import _pivot_columns
+from ..errors import InternalCheckFailed
+from ..numerics.exact import ExactData
+
+ROUTES = ("features", "dense")
+_NULL_BITS = 200  # fixed-point bits of the null-block matrix K below its largest entry (rounding ~2**-200 ‖K‖)
+_DENSE_EIGH_MAX_N = 64  # below this the approximate top vector comes from a dense eigh, above from Lanczos
+
+
+@dataclass(frozen=True, eq=False)
+class FirstOrderOperator:
+    """E₁_S = ``scale`` · (an exact integer operator), its Frobenius bound and its null block's top eigenvalue.
+
+    Attributes
+    ----------
+    exact : ExactLinear
+    route : {"features", "dense"}
+    scale : Fraction
+        E₁_S v = scale · :meth:`apply` (v).
+    frobenius : Fraction
+        Upper bound on ‖E₁_S‖_F (hence on ‖E₁_S‖₂).
+    null_top : tuple of Fraction
+        (lo, hi) enclosing ν = λ_max(P₀E₁_SP₀) (S-units; exactly 0 when ker L = span 1).
+    null_method : str
+        How ``null_top`` was enclosed.
+    """
+
+    exact: ExactLinear
+    route: str
+    scale: Fraction
+    frobenius: Fraction
+    null_top: tuple
+    null_method: str
+    _factor: flint.fmpz_mat
+    _factor_t: flint.fmpz_mat | None
+    _middle: flint.fmpz_mat | None
+
+    def apply(self, v: Dyadic) -> Dyadic:
+        """The integer operator times v, exactly (N×m): E₁_S v = scale · apply(v)."""
+        if self.route == "features":
+            return Dyadic(self._factor * (self._middle * (self._factor_t * v.ints)), v.exp2)
+        return Dyadic(_center(self._factor * _center(v.ints)), v.exp2)
+
+
+def first_order_operator(X: np.ndarray, route: str | None = None) -> FirstOrderOperator:
+    """The :class:`FirstOrderOperator` of validated float64 data (cached per data set and route).
+
+    Parameters
+    ----------
+    X : ndarray, shape (N, d)
+    route : {"features", "dense"}, optional
+        Default: ``"features"`` when U has at most N columns (module docstring), else ``"dense"``.
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    if route is not None and route not in ROUTES:
+        raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
+    n, d = X.shape
+    if route is None:
+        route = "features" if _feature_count(d) + 2 * d <= n else "dense"
+    return _operator_cached(X.tobytes(), X.shape, route)
+
+
+def _feature_count(d: int) -> int:
+    return 1 + 2 * d + d * (d - 1) // 2
+
+
+@lru_cache(maxsize=4)
+def _operator_cached(data: bytes, shape: tuple, route: str) -> FirstOrderOperator:
+    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+    exact = exact_linear(X)
+    if route == "features":
+        return _features_operator(exact)
+    return _dense_operator(X, exact)
+
+
+# -- features ------------------------------------------------------------------------------------------------
+def _features_operator(exact: ExactLinear) -> FirstOrderOperator:
+    n, d = exact.n, exact.d
+    z = exact.z.to_int_array()
+    a = (z * z).sum(axis=1)
+    rows, cols = np.triu_indices(d, 1)
+    xi = np.hstack([a[:, None], z * z, z * z, 2 * z[:, rows] * z[:, cols]])
+    xi_n = _center_array(xi, n)
+    b_n = _center_array(a[:, None] * z, n)
+    u = _fmpz(np.hstack([xi_n, b_n, z]))
+    q = xi.shape[1]
+    middle = flint.fmpz_mat(q + 2 * d, q + 2 * d)
+    for i in range(q):
+        middle[i, i] = 1
+    for k in range(d):
+        middle[q + k, q + d + k] = middle[q + d + k, q + k] = -2 * n
+    scale = Fraction(2) ** (2 * exact.exp2) / (4 * n**4)
+    jg = middle * (u.transpose() * u)
+    frob2 = sum((x * y for x, y in zip(jg.entries(), jg.transpose().entries())), flint.fmpz(0))
+    null_top, method = _features_null_top(exact, _fmpz(xi_n), scale)
+    return FirstOrderOperator(exact=exact, route="features", scale=scale, frobenius=scale * _sqrt_up(Fraction(int(frob2))),
+                              null_top=null_top, null_method=method, _factor=u, _factor_t=u.transpose(),
+                              _middle=middle)
+
+
+def _features_null_top(exact: ExactLinear, xi_n: flint.fmpz_mat, scale: Fraction) -> tuple[tuple, str]:
+    if exact.rank >= exact.n - 1:
+        return (Fraction(0), Fraction(0)), "ker L = span(1): the null block is 0"
+    z_b, c = _range_basis(exact)
+    y = z_b.transpose() * xi_n
+    num, den = flint.fmpq_mat(c).solve(flint.fmpq_mat(y)).numer_denom()  # C⁻¹Y = num/den
+    k_int = xi_n.transpose() * xi_n * den - y.transpose() * num  # K·den, exact integers
+    lo, hi = _top_eigenvalue(k_int, int(den))
+    return (scale * lo, scale * hi), "features: exact q×q compression, certified float64 eigensystem"
+
+
+def _top_eigenvalue(k_int: flint.fmpz_mat, den: int) -> tuple[Fraction, Fraction]:
+    """Enclosure of λ_max of the exact symmetric matrix k_int/den (module docstring)."""
+    size = k_int.nrows()
+    entries = [int(v) for v in k_int.entries()]
+    top = max(abs(v) for v in entries)
+    if top == 0:
+        return Fraction(0), Fraction(0)
+    shift = _NULL_BITS - (top.bit_length() - den.bit_length())
+    # floor(v·2^shift/den): each entry rounded down by less than one unit of the grid 2^-shift
+    ints = [(v << shift) // den if shift >= 0 else v // (den << -shift) for v in entries]
+    ints = np.array(ints, dtype=object).reshape(size, size)
+    ints = np.triu(ints) + np.triu(ints, 1).T  # k is symmetric: one rounding per pair keeps A_hp symmetric
+    a_hp = FixedMatrix.from_integers(ints, -_NULL_BITS)
+    delta = Fraction(size) * Fraction(2) ** -_NULL_BITS
+    values, vectors = np.linalg.eigh(a_hp.to_float64())
+    enclosure = enclose_eigensystem(a_hp, delta, values[::-1].copy(), vectors[:, ::-1].copy(), k=1)
+    unit = Fraction(2) ** (_NULL_BITS - shift)
+    lo, hi = (_mpf_fraction(v) * unit for v in (enclosure.lower[0], enclosure.upper[0]))
+    return max(lo, Fraction(0)), hi
+
+
+# -- dense ---------------------------------------------------------------------------------------------------
+def _dense_operator(X: np.ndarray, exact: ExactLinear) -> FirstOrderOperator:
+    n = exact.n
+    sq = ExactData.from_float64(X).squared_distance_integers
+    q_ints = sq * sq
+    q = _fmpz(q_ints)
+    ones = flint.fmpz_mat(n, 1, [1] * n)
+    q1 = q * ones
+    total = sum(q1.entries(), flint.fmpz(0))
+    q_frob2 = sum(int(v) * int(v) for v in q_ints.ravel())
+    hqh2 = Fraction(q_frob2) - Fraction(2 * int(sum(v * v for v in q1.entries())), n) + Fraction(int(total) ** 2, n * n)
+    scale = Fraction(2) ** (2 * exact.exp2) / 8
+    null_top, method = _dense_null_top(exact, q, q_ints, Fraction(q_frob2), scale * n * n)
+    return FirstOrderOperator(exact=exact, route="dense", scale=scale, frobenius=scale * n * n * _sqrt_up(hqh2),
+                              null_top=null_top, null_method=method, _factor=q, _factor_t=None, _middle=None)
+
+
+def _dense_null_top(exact: ExactLinear, q: flint.fmpz_mat, q_ints: np.ndarray, q_frob2: Fraction,
+                    unit: Fraction) -> tuple[tuple, str]:
+    n = exact.n
+    if exact.rank >= n - 1:
+        return (Fraction(0), Fraction(0)), "ker L = span(1): the null block is 0"
+    z_b, _ = _range_basis(exact)
+    basis = _hstack_fmpz([flint.fmpz_mat(n, 1, [1] * n), z_b])  # U = [1, Z_B]: P₁ = I − U (UᵀU)⁻¹ Uᵀ
+    gram = flint.fmpq_mat(basis.transpose() * basis)
+    qu = q * basis
+    uqu = flint.fmpq_mat(basis.transpose() * qu)
+    m = gram.solve(uqu)
+    frob2 = (q_frob2 - 2 * _trace(gram.solve(flint.fmpq_mat(qu.transpose() * qu))) + _trace(m * m))
+    trace_b = -_trace(m)  # tr Q = 0
+    if trace_b == 0:
+        return (Fraction(0), Fraction(0)), "dense: trace of the PSD null block is 0"
+    y = _approximate_top_vector(q_ints, basis)
+    v_den = _project(basis, gram, y)  # v = P₁ y as an integer vector (a positive multiple)
+    qv = q * v_den
+    vv = _dot(v_den, v_den)
+    theta = _dot(v_den, qv) / vv
+    uqv = flint.fmpq_mat(basis.transpose() * qv)
+    bv2 = (_dot(qv, qv) - _fraction((uqv.transpose() * gram.solve(uqv))[0, 0])) / vv  # ‖Bv‖²/‖v‖², Bv = P₁Qv
+    eps2 = max(bv2 - theta * theta, Fraction(0))
+    alpha2 = frob2 - 2 * bv2 + theta * theta
+    frob = _sqrt_up(max(frob2, Fraction(0)))
+    lower = max(theta, frob2 / trace_b)  # Σν² ≤ ν₁ Σν for ν ⪰ 0
+    alpha = _sqrt_up(max(alpha2, Fraction(0)))
+    if alpha < theta:
+        upper, method = min(frob, theta + eps2 / (theta - alpha)), "dense: Rayleigh quotient and Kato–Temple"
+    else:
+        upper, method = frob, "dense: Rayleigh quotient and Frobenius norm (top not isolated)"
+    if upper < lower:
+        raise InternalCheckFailed(f"null-block enclosure [{float(lower):.6g}, {float(upper):.6g}] is empty")
+    return (unit * lower, unit * upper), method
+
+
+def _approximate_top_vector(q_ints: np.ndarray, basis: flint.fmpz_mat) -> np.ndarray:
+    """float64 approximation of the top eigenvector of P₁QP₁ (never trusted: only its exact projection is used)."""
+    n = q_ints.shape[0]
+    qf = _scaled_floats(q_ints)
+    orth, _ = np.linalg.qr(_scaled_floats(np.array(basis.table(), dtype=object)))
+
+    def project(v):
+        return v - orth @ (orth.T @ v)
+
+    if n <= _DENSE_EIGH_MAX_N:
+        full = project(project(qf).T)
+        values, vectors = np.linalg.eigh((full + full.T) / 2)
+        return vectors[:, -1]
+    op = LinearOperator((n, n), matvec=lambda v: project(qf @ project(v)), dtype=np.float64)
+    _, vectors = eigsh(op, k=1, which="LA", tol=0, ncv=min(n, 40))
+    return vectors[:, 0]
+
+
+def _scaled_floats(ints: np.ndarray) -> np.ndarray:
+    """An integer array times a power of two (largest entry near 1), in float64: an approximation for eigh."""
+    top = max((abs(int(v)).bit_length() for v in ints.ravel()), default=0)
+    return np.array([math.ldexp(float(int(v) >> max(top - 64, 0)), -min(top, 64)) for v in ints.ravel()]
+                    ).reshape(ints.shape)
+
+
+def _project(basis: flint.fmpz_mat, gram: flint.fmpq_mat, y: np.ndarray) -> flint.fmpz_mat:
+    """An integer vector, a positive multiple of P₁y for the exact value of the float64 y."""
+    yd = Dyadic.from_float64(y)
+    coefficients = gram.solve(flint.fmpq_mat(basis.transpose() * yd.ints))
+    den = flint.fmpz(1)
+    for c in coefficients.entries():
+        den = den * c.q // flint.fmpz.gcd(den, c.q)
+    integer = flint.fmpz_mat(coefficients.nrows(), 1, [int(c.p) * int(den // c.q) for c in coefficients.entries()])
+    return yd.ints * den - basis * integer
+
+
+# -- shared helpers -------------------------------------------------------------------------------------------
+def _range_basis(exact: ExactLinear) -> tuple[flint.fmpz_mat, flint.fmpz_mat]:
+    """(Z_B, Z_BᵀZ_B): r independent columns spanning range(L) (columns of Z, or of L_S = ZZᵀ when d > N)."""
+    pivots = _pivot_columns(exact.small, exact.rank)
+    source = exact.z.ints if exact.tall else exact.small
+    z_b = flint.fmpz_mat([[source[i, j] for j in pivots] for i in range(exact.n)])
+    return z_b, z_b.transpose() * z_b
+
+
+def _center(m: flint.fmpz_mat) -> flint.fmpz_mat:
+    """(NH)·m = N m − 1(1ᵀm), exactly."""
+    n = m.nrows()
+    ones = flint.fmpz_mat(1, n, [1] * n)
+    sums = ones * m
+    return m * n - ones.transpose() * sums
+
+
+def _center_array(a: np.ndarray, n: int) -> np.ndarray:
+    return n * a - a.sum(axis=0)[None, :]
+
+
+def _fmpz(a: np.ndarray) -> flint.fmpz_mat:
+    return flint.fmpz_mat(a.shape[0], a.shape[1], [int(v) for v in a.ravel()])
+
+
+def _hstack_fmpz(parts) -> flint.fmpz_mat:
+    tables = [p.table() for p in parts]
+    return flint.fmpz_mat([[v for t in tables for v in t[i]] for i in range(parts[0].nrows())])
+
+
+def _trace(m: flint.fmpq_mat) -> Fraction:
+    return sum((_fraction(m[i, i]) for i in range(m.nrows())), Fraction(0))
+
+
+def _dot(a: flint.fmpz_mat, b: flint.fmpz_mat) -> Fraction:
+    return Fraction(int((a.transpose() * b)[0, 0]))
+
+
+def _fraction(x) -> Fraction:
+    return Fraction(int(x.p), int(x.q)) if hasattr(x, "q") else Fraction(int(x))
+
+
+def _mpf_fraction(v) -> Fraction:
+    sign, man, exp, _ = v._mpf_
+    man = -int(man) if sign else int(man)
+    return Fraction(man) * Fraction(2) ** exp
