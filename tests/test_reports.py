@@ -201,6 +201,8 @@ def test_reproduce_cli_end_to_end_twice(data_dir, tmp_path, capsys):
     not_run = report.split("Available but not in this run: ", 1)[1].split(".\n", 1)[0].split(", ")
     assert sorted(not_run) == sorted(set(paper.TABLE_II) - {"wine", "cpu"}) and len(not_run) == 28
     assert "**2 of 2** data sets" in report
+    reading = report.split("## Reading of k in Algorithm 1", 1)[1].split("\n## ", 1)[0]
+    assert "no data set of this run" in reading and "`eigenvectors`" in reading  # wine, cpu: no tie
     from precise_kpca.studies import ResultsStore
 
     with ResultsStore(store) as db:
@@ -368,3 +370,95 @@ def test_report_lists_a_short_and_an_undetermined_point_with_their_reasons_and_a
     assert again.stats.computed == 2
     report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert "test:" not in report and "| wine | 9 |" in report
+
+
+def _exact_distinct_counts(X, ks, digits: int = 60) -> dict:
+    """Independent reference: mpmath.eigsy of the exact centered covariance (Fractions from the float64 data) at
+    ``digits`` digits; eigenvalues closer than 10^(20 − digits) relative are one distinct value."""
+    import mpmath
+
+    ctx = mpmath.MPContext()
+    ctx.dps = digits
+    rows = [[Fraction(float(v)) for v in row] for row in X]
+    n, d = len(rows), len(rows[0])
+    means = [sum(r[j] for r in rows) / n for j in range(d)]
+    cov = [[sum((r[i] - means[i]) * (r[j] - means[j]) for r in rows) for j in range(d)] for i in range(d)]
+    values = sorted(ctx.eigsy(ctx.matrix([[ctx.mpf(c.numerator) / c.denominator for c in row] for row in cov]),
+                              eigvals_only=True), reverse=True)
+    top = values[0]
+    nonzero = [v for v in values if v > top * ctx.mpf(10) ** (20 - digits)]
+    ends = [i + 1 for i in range(len(nonzero))
+            if i + 1 == len(nonzero) or nonzero[i] - nonzero[i + 1] > top * ctx.mpf(10) ** (20 - digits)]
+    return {k: ends[k - 1] if k <= len(ends) else None for k in ks}
+
+
+AXES = np.array([[3.0, 0, 0, 0], [-3.0, 0, 0, 0], [0, 2.0, 0, 0], [0, -2.0, 0, 0], [0, 0, 2.0, 0], [0, 0, -2.0, 0],
+                 [0, 0, 0, 1.0], [0, 0, 0, -1.0]])
+"""Covariance diag(18, 8, 8, 2) exactly: distinct eigenvalues 18 > 8 (twice) > 2."""
+
+
+def test_distinct_counts_map_k_distinct_eigenvalues_to_the_eigenvectors_they_span(data_dir):
+    from precise_kpca.datasets import load
+    from precise_kpca.reports.study import distinct_eigenvector_counts
+
+    assert distinct_eigenvector_counts(AXES, range(1, 6)) == {1: 1, 2: 3, 3: 4, 4: None, 5: None}
+    assert _exact_distinct_counts(AXES, range(1, 6)) == {1: 1, 2: 3, 3: 4, 4: None, 5: None}
+    ttt = load("tic-tac-toe", data_dir=data_dir)  # the board's symmetry repeats linear eigenvalues exactly
+    found = distinct_eigenvector_counts(ttt, range(1, 8))
+    assert found == _exact_distinct_counts(ttt, range(1, 8)) and found[2] == 3 and found[5] == 6
+    wine = load("wine", data_dir=data_dir)
+    assert distinct_eigenvector_counts(wine, range(1, 6)) == {k: k for k in range(1, 6)}
+
+
+def _ranked_curves() -> pd.DataFrame:
+    rows = [dict(dataset=name, measure="eigenprojection", k=float(k), log2_sigma=7, normalized=-float(10 * k),
+                 requested_backend="auto", rho=2.0) for name in ("t", "w") for k in (1, 2, 3)]
+    rows.append(dict(dataset="t", measure="metric", k=math.nan, log2_sigma=7, normalized=-5.0,
+                     requested_backend="auto", rho=2.0))
+    return pd.DataFrame(rows)
+
+
+def test_read_k_relabels_the_eigenvector_count_of_k_distinct_eigenvalues():
+    from precise_kpca.reports.tables import read_k
+
+    data = {"t": StudyData("t", AXES, 8, 4, 2.0, 2.0, 4, {1: 1, 2: 3}),
+            "w": StudyData("w", AXES, 8, 4, 2.0, 2.0, 4, {1: 1, 2: 2})}
+    curves = _ranked_curves()
+    distinct = read_k(curves, data, [1, 2], "distinct")
+    eig = distinct[distinct["measure"] == "eigenprojection"].set_index(["dataset", "k"])
+    assert eig.loc[("t", 2.0), "normalized"] == -30.0 and eig.loc[("t", 2.0), "eigenvectors"] == 3
+    assert eig.loc[("w", 2.0), "normalized"] == -20.0 and len(eig) == 4
+    assert (distinct["measure"] == "metric").sum() == 1
+    counted = read_k(curves, data, [1, 2], "eigenvectors")
+    assert sorted(counted.loc[counted["dataset"] == "t", "normalized"]) == [-20.0, -10.0, -5.0]
+    with pytest.raises(ValueError, match="k_counts must be one of"):
+        read_k(curves, data, [1], "eigenvalues")
+    with pytest.raises(ValueError, match="distinct-eigenvalue counts of 't'"):
+        read_k(curves, {**data, "t": StudyData("t", AXES, 8, 4, 2.0, 2.0, 4)}, [1, 2], "distinct")
+
+
+def test_eigenvector_ks_adds_the_distinct_readings_ranks():
+    from precise_kpca.reports.study import eigenvector_ks
+
+    item = StudyData("t", AXES, 8, 4, 2.0, 2.0, 4, {1: 1, 2: 3, 3: 4, 4: None})
+    assert eigenvector_ks(item, (1, 2, 3, 4)) == [1, 2, 3, 4]
+    assert eigenvector_ks(StudyData("t", AXES, 8, 4, 2.0, 2.0, 3, {1: 1, 2: 3}), (1, 2)) == [1, 2, 3]
+    assert eigenvector_ks(StudyData("t", AXES, 8, 4, 2.0, 2.0, 1), (1, 2)) == [1]
+
+
+def test_k_reading_section_names_the_tied_set_and_the_reading_nearer_the_paper():
+    from precise_kpca.reports.markdown import _k_reading_section, _reading_distance
+    from precise_kpca.reports.study import StudyPlan
+
+    def fits(slope):
+        table3 = pd.DataFrame([dict(k=2, source="paper", slope=slope, intercept=0.0, r2=0.5, n=30, paper_slope=0.5,
+                                    paper_intercept=0.0, paper_r2=0.5)])
+        return {"table3": table3, "table4": pd.DataFrame()}
+
+    data = {"tic-tac-toe": StudyData("tic-tac-toe", AXES, 958, 27, 1.22, 1.22, 18, {1: 1, 2: 3}),
+            "wine": StudyData("wine", AXES, 178, 13, 5.0, 5.0, 13, {1: 1, 2: 2})}
+    readings = {"eigenvectors": fits(0.8), "distinct": fits(0.5)}
+    assert _reading_distance(readings["eigenvectors"]) == pytest.approx(0.1) and _reading_distance(fits(0.5)) == 0
+    text = "\n".join(_k_reading_section(data, StudyPlan((7,), (1, 2)), "distinct", readings))
+    assert "**tic-tac-toe**: distinct k = 1 → 1 eigenvectors, 2 → 3 eigenvectors" in text and "wine" not in text
+    assert "`eigenvectors` 0.100, `distinct` 0.000" in text and "| distinct | Table 3 | 2 | 0.50" in text

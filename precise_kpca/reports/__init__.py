@@ -19,11 +19,23 @@ from . import paper
 from .figures import write_figures
 from .markdown import render_report
 from . import provenance
-from .study import StudyData, StudyPlan, RunStats, collect_curves, load_study_data, run_study, subsample
+from .study import (
+    K_COUNTS,
+    StudyData,
+    StudyPlan,
+    RunStats,
+    collect_curves,
+    distinct_eigenvector_counts,
+    load_study_data,
+    run_study,
+    subsample,
+    with_distinct_counts,
+)
 from .tables import (
     Fit,
     onsets,
     paper_self_check,
+    read_k,
     regress,
     regressions,
     table_one,
@@ -32,15 +44,18 @@ from .tables import (
 
 __all__ = [
     "Fit",
+    "K_COUNTS",
     "ReproduceResult",
     "RunStats",
     "StudyData",
     "StudyPlan",
     "collect_curves",
+    "distinct_eigenvector_counts",
     "load_study_data",
     "onsets",
     "paper",
     "paper_self_check",
+    "read_k",
     "regress",
     "regressions",
     "reproduce",
@@ -48,6 +63,7 @@ __all__ = [
     "subsample",
     "table_one",
     "table_two",
+    "with_distinct_counts",
     "write_figures",
 ]
 
@@ -67,7 +83,7 @@ class ReproduceResult:
 
 def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3, 4, 5), digits=8, max_rows=None,
               seed=0, data_dir=None, store=None, executor=None, progress=True,
-              retry_uncertified=False) -> ReproduceResult:
+              retry_uncertified=False, k_counts="eigenvectors") -> ReproduceResult:
     """Run the study and write the report directory.
 
     Parameters
@@ -79,7 +95,7 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
     log2_sigmas : iterable of int
         The grid; the paper protocol uses its part in −4…8 and needs 7.
     ks : sequence of int
-        Eigenprojection ranks (Tables III, IV).
+        Eigenprojection ranks (Tables III, IV), read as ``k_counts`` says.
     digits : int
         Certified digits per point.
     max_rows : int, optional
@@ -93,6 +109,11 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
     retry_uncertified : bool
         Also recompute stored points that are not rigorous where the request would accept them (points short of
         the requested digits, undetermined or of unknown guarantee are recomputed in any case).
+    k_counts : {"eigenvectors", "distinct"}
+        Algorithm 1's k as the number of top linear eigenvectors (default), or of top distinct linear eigenvalues
+        (the paper's text; :data:`.study.K_COUNTS`). Both readings' points are computed (they differ only on
+        data with exactly tied linear eigenvalues) and ``report.md`` sets their Tables III–IV side by side;
+        ``k_counts`` picks the one in ``table3.csv``, ``table4.csv``, Table II and the figures.
 
     Returns
     -------
@@ -101,9 +122,11 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
     from ..datasets import available
     from ..studies.store import ResultsStore
 
+    if k_counts not in K_COUNTS:
+        raise ValueError(f"k_counts must be one of {', '.join(K_COUNTS)}, got {k_counts!r}")
     names = list(datasets) if datasets else available(data_dir)
-    data = load_study_data(names, data_dir=data_dir, max_rows=max_rows, seed=seed)
     plan = StudyPlan(tuple(sorted(set(int(p) for p in log2_sigmas))), tuple(sorted(set(ks))), int(digits))
+    data = with_distinct_counts(load_study_data(names, data_dir=data_dir, max_rows=max_rows, seed=seed), plan.ks)
     db = store if isinstance(store, ResultsStore) else ResultsStore(store)
     try:
         stats = run_study(data, plan, db, executor=executor, progress=progress, retry_uncertified=retry_uncertified)
@@ -116,11 +139,15 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
     out.mkdir(parents=True, exist_ok=True)
     info = provenance.provenance()
     table1 = table_one(data, data_dir=data_dir)
-    onset_frame = onsets(curves, data)
+    readings = {}
+    for reading in K_COUNTS:
+        read = read_k(curves, data, plan.ks, reading)
+        reading_onsets = onsets(read, data)
+        readings[reading] = (read, reading_onsets, regressions(read, reading_onsets))
+    read, onset_frame, fits = readings[k_counts]
     table2 = table_two(onset_frame, data)
-    fits = regressions(curves, onset_frame)
     self_check = paper_self_check()
-    figures = write_figures(curves, out)
+    figures = write_figures(read, out)
     files = []
     for name, frame in (("table1", table1), ("table2", table2), ("onsets", onset_frame), ("curves", curves),
                         ("table3", fits["table3"]), ("table4", fits["table4"])):
@@ -131,7 +158,8 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
               ignore_index=True).to_csv(files[-1], index=False)
     text = render_report(data=data, plan=plan, table1=table1, table2=table2, fits=fits, self_check=self_check,
                          figures=figures, stats=stats, curves=curves, runs=runs,
-                         all_paper_sets=available(data_dir), provenance=info)
+                         all_paper_sets=available(data_dir), provenance=info, k_counts=k_counts,
+                         readings={r: fits_r for r, (_, _, fits_r) in readings.items()})
     files.append(out / "report.md")
     files[-1].write_text(text, encoding="utf-8")
     files += list(figures.values())

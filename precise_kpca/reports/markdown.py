@@ -114,12 +114,61 @@ def _tie_proof(name: str, undetermined_points: pd.DataFrame, item: StudyData) ->
                "precision." if cut else ""))
 
 
+def _reading_distance(fits: dict[str, pd.DataFrame]) -> float:
+    """Mean absolute difference to the printed slope, intercept and r² over the certified paper-protocol rows of
+    Table III and the certified rows of Table IV (NaN when nothing was fitted)."""
+    parts = [fits[key][fits[key]["source"] == source] for key, source in (("table3", "paper"), ("table4", "certified"))
+             if not fits[key].empty]
+    if not parts:
+        return math.nan
+    rows = pd.concat(parts)
+    gaps = pd.concat([(rows[c] - rows[f"paper_{c}"]).abs() for c in ("slope", "intercept", "r2")])
+    return float(gaps.mean()) if gaps.notna().any() else math.nan
+
+
+def _k_reading_section(data: dict[str, StudyData], plan: StudyPlan, k_counts: str,
+                       readings: dict[str, dict[str, pd.DataFrame]]) -> list[str]:
+    """Tables III–IV under both readings of Algorithm 1's k, the data sets where they differ and which is nearer
+    the printed tables."""
+    differ = {name: item.distinct_ks for name, item in data.items()
+              if any(item.distinct_ks.get(k) not in (k, None) for k in plan.ks)}
+    lines = ["## Reading of k in Algorithm 1", "",
+             "The paper's text takes λ[1…k] as the k largest *distinct* linear eigenvalues (\"k is less than L if one "
+             "or more eigenvalues are repeated\"); the measure's own k counts eigenvectors. The readings differ only "
+             "where linear eigenvalues are exactly repeated, proven by the integer characteristic polynomial "
+             "(`precise_kpca.certify.linear_ties`; elsewhere a 64-bit enclosure separates the top eigenvalues): "
+             + ("; ".join(f"**{paper.paper_name(n)}**: distinct k = " + ", ".join(
+                 f"{k} → {m} eigenvectors" for k, m in c.items() if m is not None) for n, c in differ.items())
+                or "no data set of this run") + ". Under the eigenvector reading a k inside a tie has no value "
+             "(undetermined) and drops out of the regressions.", ""]
+    rows = []
+    for reading, fits in readings.items():
+        for key, source in (("table3", "paper"), ("table4", "certified")):
+            frame = fits[key]
+            if frame.empty:
+                continue
+            for _, r in frame[frame["source"] == source].iterrows():
+                rows.append([reading, key.replace("table", "Table "), str(int(r["k"]))] + _fit_rows(
+                    pd.DataFrame([r]), [])[0])
+    if not rows:
+        return lines + ["No eigenprojection regressions in this run.", ""]
+    lines += _table(["reading", "table", "k"] + FIT_HEADER, rows)
+    distance = {reading: _reading_distance(fits) for reading, fits in readings.items()}
+    text = ", ".join(f"`{r}` {d:.3f}" for r, d in distance.items())
+    lines += ["", f"Mean absolute difference to the printed slope, intercept and r² (Table III certified paper "
+              f"protocol, Table IV certified): {text}; this report's tables use `k_counts=\"{k_counts}\"`.", ""]
+    return lines
+
+
 def render_report(*, data: dict[str, StudyData], plan: StudyPlan, table1: pd.DataFrame, table2: pd.DataFrame,
                   fits: dict[str, pd.DataFrame], self_check: pd.DataFrame, figures: dict, stats: RunStats,
                   curves: pd.DataFrame, all_paper_sets, runs: pd.DataFrame | None = None,
-                  provenance: dict | None = None) -> str:
+                  provenance: dict | None = None, k_counts: str = "eigenvectors",
+                  readings: dict | None = None) -> str:
     """The Markdown text of the report (see :func:`precise_kpca.reports.reproduce` for the inputs;
-    ``provenance`` is a :func:`precise_kpca.reports.provenance.provenance` record, quoted at the top)."""
+    ``provenance`` is a :func:`precise_kpca.reports.provenance.provenance` record, quoted at the top;
+    ``readings`` maps each reading of k (:data:`.study.K_COUNTS`) to its :func:`.tables.regressions`, set side by
+    side when given)."""
     lines = ["# Reproduction of *Data eccentricity, asymptotics of Gaussian RBF RKHS, and kernel PCA*", ""]
     if provenance is not None:
         lines += markdown_lines(provenance)
@@ -231,6 +280,8 @@ def render_report(*, data: dict[str, StudyData], plan: StudyPlan, table1: pd.Dat
             lines += ["No data in this run.", ""]
             continue
         lines += _table(labels + FIT_HEADER, _fit_rows(frame, labels)) + ["", FIT_NOTE, ""]
+    if readings:
+        lines += _k_reading_section(data, plan, k_counts, readings)
     if len(data) < len(paper.TABLE_II):
         lines += [f"Our regressions use {len(data)} data sets, the paper's 30 (and, for subsampled sets, different "
                   "rows): slopes and r² are comparable in kind, not to the printed digits.", ""]

@@ -11,7 +11,7 @@ import math
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -44,6 +44,10 @@ class StudyData:
         ρ of ``X`` (equal to ``rho_full`` unless subsampled).
     rank : int
         Rank of the centered linear Gram of ``X`` (the largest usable k).
+    distinct_ks : dict of int to int or None, optional
+        Algorithm 1's k read as *k distinct linear eigenvalues*: k → the number of eigenvectors those
+        eigenvalues span (None where ``X`` has fewer than k distinct nonzero ones); filled by
+        :func:`with_distinct_counts`, empty until then.
     """
 
     name: str
@@ -53,6 +57,7 @@ class StudyData:
     rho_full: float
     rho: float
     rank: int
+    distinct_ks: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def subsampled(self) -> bool:
@@ -105,6 +110,60 @@ def load_study_data(names: Sequence[str], *, data_dir=None, max_rows: int | None
     return data
 
 
+K_COUNTS = ("eigenvectors", "distinct")
+"""Readings of Algorithm 1's k: the number of top linear eigenvectors (the measures' own k), or the number of
+top *distinct* linear eigenvalues, as the paper's text says ("k is less than L if one or more eigenvalues are
+repeated"); they differ only on data with exactly repeated linear eigenvalues (tic-tac-toe)."""
+
+
+def distinct_eigenvector_counts(X: np.ndarray, ks) -> dict[int, int | None]:
+    """For each k, how many top linear eigenvectors the top k distinct linear eigenvalues of X span.
+
+    Rigorous: a 64-bit linear enclosure (:func:`precise_kpca.certify.linear_enclosure.linear_enclosure`) proves
+    the top eigenvalues simple where their enclosures are disjoint; only where they overlap are the exact ties
+    decided (:func:`precise_kpca.certify.linear_ties`, integer characteristic polynomial) — the exact check
+    alone takes minutes on splice (d = 287), the enclosure seconds.
+
+    Parameters
+    ----------
+    X : numpy.ndarray, shape (N, d)
+    ks : iterable of int
+        Counts of distinct eigenvalues.
+
+    Returns
+    -------
+    dict of int to int or None
+        k → eigenvector count (equal to k without ties), None where X has fewer than k distinct nonzero
+        linear eigenvalues.
+    """
+    from ..certify.linear_enclosure import linear_enclosure, tied_linear_eigenvalues_cached
+
+    ks = sorted(set(int(k) for k in ks))
+    enc = linear_enclosure(X, 64)
+    top = min(max(ks), enc.rank)
+    if all(enc.separated(i) for i in range(1, top + 1)):
+        return {k: k if k <= enc.rank else None for k in ks}
+    runs = dict(tied_linear_eigenvalues_cached(enc.exact))
+    ends, i = [], 0
+    while i < enc.rank:
+        i = runs.get(i, i + 1)  # a run [a, z) of equal eigenvalues is one distinct value
+        ends.append(i)
+    return {k: ends[k - 1] if k <= len(ends) else None for k in ks}
+
+
+def with_distinct_counts(data: dict[str, StudyData], ks) -> dict[str, StudyData]:
+    """The same data sets with :attr:`StudyData.distinct_ks` filled for ``ks``."""
+    return {name: replace(item, distinct_ks=distinct_eigenvector_counts(item.X, ks)) for name, item in data.items()}
+
+
+def eigenvector_ks(item: StudyData, ks) -> list[int]:
+    """Eigenprojection ranks to compute for ``item``: ``ks`` within its rank, and the eigenvector counts of the
+    distinct-eigenvalue reading where :attr:`StudyData.distinct_ks` is filled (both readings in one store)."""
+    wanted = {k for k in ks if k <= item.rank}
+    wanted |= {item.distinct_ks[k] for k in ks if item.distinct_ks.get(k) is not None}
+    return sorted(wanted)
+
+
 @dataclass(frozen=True)
 class StudyPlan:
     """What to compute: certified points on ``log2_sigmas`` and float64-naive points on the same grid.
@@ -136,7 +195,7 @@ def plan_tasks(data: dict[str, StudyData], plan: StudyPlan, data_keys: dict[str,
     """Every point of the study as ``(data-set name, PointTask)``: certified points and their float64-naive twins."""
     tasks = []
     for name, item in data.items():
-        ks = [k for k in plan.ks if k <= item.rank]
+        ks = eigenvector_ks(item, plan.ks)
         for measures, k in ((("metric", "eigenvalue"), 1), (("eigenprojection",), ks)):
             if not k:
                 continue

@@ -19,7 +19,7 @@ import pandas as pd
 from ..measures.onset import PAPER_FIT_LOG2_SIGMA, PAPER_GRID, TOLERANCE_LOG2, onset_from_curve
 from ..studies.curves import GUARANTEE_ORDER, NAIVE_BACKEND
 from . import paper
-from .study import StudyData
+from .study import K_COUNTS, StudyData
 
 PROTOCOLS = ("paper", "naive", "extended")
 
@@ -325,6 +325,41 @@ def _onset_text(onset: float) -> str:
 def onset_text(onset: float) -> str:
     """σ*₀ as the paper prints it (``256+`` for no onset, ``n/a`` when undefined)."""
     return _onset_text(onset)
+
+
+def read_k(curves: pd.DataFrame, data: dict[str, StudyData], ks, k_counts: str = "eigenvectors") -> pd.DataFrame:
+    """The study's curves with the eigenprojection rank k read one way (:data:`precise_kpca.reports.study.K_COUNTS`).
+
+    ``"eigenvectors"``: the rows of rank k in ``ks`` as stored. ``"distinct"``: for each data set and k in
+    ``ks``, the rows of the eigenvector count the top k distinct linear eigenvalues span
+    (:attr:`StudyData.distinct_ks`), relabelled k; a data set with fewer distinct eigenvalues has no row for k.
+    Other measures pass unchanged. Either way the column ``eigenvectors`` says which stored rank a row is.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``k_counts``, or ``"distinct"`` on data whose :attr:`StudyData.distinct_ks` is not filled for ``ks``.
+    """
+    if k_counts not in K_COUNTS:
+        raise ValueError(f"k_counts must be one of {', '.join(K_COUNTS)}, got {k_counts!r}")
+    ks = sorted(set(int(k) for k in ks))
+    ranked = curves["measure"] == "eigenprojection"
+    other = curves[~ranked].assign(eigenvectors=curves.loc[~ranked, "k"])
+    eig = curves[ranked]
+    if k_counts == "eigenvectors":
+        chosen = eig[eig["k"].isin(ks)].assign(eigenvectors=eig["k"])
+        return pd.concat([other, chosen], ignore_index=True)
+    parts = [other]
+    for name in eig["dataset"].unique():
+        counts = data[name].distinct_ks
+        if not set(ks) <= set(counts):
+            raise ValueError(f"k_counts='distinct' needs the distinct-eigenvalue counts of {name!r} for k = {ks} "
+                             "(reports.study.with_distinct_counts)")
+        mine = eig[eig["dataset"] == name]
+        for k in ks:
+            if counts[k] is not None:
+                parts.append(mine[mine["k"] == counts[k]].assign(k=float(k), eigenvectors=counts[k]))
+    return pd.concat(parts, ignore_index=True)
 
 
 def at_sigma(curves: pd.DataFrame, log2_sigma: int, *, naive: bool = False) -> pd.DataFrame:
