@@ -186,7 +186,7 @@ def test_reproduce_cli_end_to_end_twice(data_dir, tmp_path, capsys):
         columns = pd.read_csv(out / name).columns
         assert {"paper_value_lower", "paper_value_upper", "paper_guarantee", "naive_guarantee"} <= set(columns), name
     for name in ("report.md", "table1.csv", "table2.csv", "table3.csv", "table4.csv", "regressions.csv",
-                 "fig3.png", "fig4.png", "fig5.png", "fig6.png", "fig7.png"):
+                 "fig1.png", "fig3.png", "fig4.png", "fig5.png", "fig6.png", "fig7.png"):
         assert (out / name).stat().st_size > 0, name
     report = (out / "report.md").read_text(encoding="utf-8")
     _check_provenance(out, report)
@@ -462,3 +462,45 @@ def test_k_reading_section_names_the_tied_set_and_the_reading_nearer_the_paper()
     text = "\n".join(_k_reading_section(data, StudyPlan((7,), (1, 2)), "distinct", readings))
     assert "**tic-tac-toe**: distinct k = 1 → 1 eigenvectors, 2 → 3 eigenvectors" in text and "wine" not in text
     assert "`eigenvectors` 0.100, `distinct` 0.000" in text and "| distinct | Table 3 | 2 | 0.50" in text
+
+
+def test_fig1_data_have_exactly_null_cross_covariance_unit_variances_and_a_nonlinear_dependence():
+    from precise_kpca.reports.figures import exact_covariance, null_covariance_data
+
+    X = null_covariance_data(200, seed=3)
+    rows = [(Fraction(float(a)), Fraction(float(b))) for a, b in X]
+    n = len(rows)
+    mx, my = sum(a for a, _ in rows) / n, sum(b for _, b in rows) / n
+    cross = sum((a - mx) * (b - my) for a, b in rows) / (n - 1)
+    variances = [sum((r[j] - m) ** 2 for r in rows) / (n - 1) for j, m in ((0, mx), (1, my))]
+    assert cross == 0 and all(abs(v - 1) <= 8 * n * Fraction(np.finfo(float).eps) for v in variances)
+    assert exact_covariance(X) == [[variances[0], cross], [cross, variances[1]]]
+    # the dependence covariance misses: y against x² is nearly linear (r² of the parabola well above 0.9)
+    assert regress(X[:, 0] ** 2, X[:, 1]).r2 > 0.9
+    with pytest.raises(ValueError, match="n must be an even integer"):
+        null_covariance_data(7)
+
+
+def test_aggregation_curves_and_figures_1_and_2(data_dir, tmp_path):
+    from precise_kpca.measures import measure
+    from precise_kpca.reports.figures import write_figures
+    from precise_kpca.reports.study import aggregation_curves, load_study_data, StudyPlan
+
+    data = load_study_data(["wine", "cpu", "diabetes"], data_dir=data_dir, max_rows=10)
+    data["diabetes"] = StudyData("diabetes", data["diabetes"].X[:3], 768, 8, 1.0, 1.0, 2)  # fewest rows, rank 2
+    plan = StudyPlan((6, 7, 12), (1, 3), 6)
+    frame, k = aggregation_curves(data, plan, progress=False)
+    assert k == 3 and set(frame["dataset"]) == {"wine", "cpu"}  # the two smallest sets of rank ≥ 3
+    assert sorted(frame["log2_sigma"].unique()) == [6, 7]  # the paper's grid only
+    assert len(frame) == 2 * 2 * 2 and set(frame["aggregate"]) == {"mean", "max"}
+    row = frame[(frame["dataset"] == "wine") & (frame["aggregate"] == "max") & (frame["log2_sigma"] == 7)].iloc[0]
+    m = measure(data["wine"].X, "eigenprojection", 128, k=3, digits=6, aggregate="max")
+    assert row["normalized"] == float(m.normalized) and row["guarantee"] == m.guarantee == "rigorous"
+    mean = frame[(frame["dataset"] == "wine") & (frame["aggregate"] == "mean") & (frame["log2_sigma"] == 7)]
+    assert mean["normalized"].iloc[0] != row["normalized"]  # three groups: the aggregations differ
+    assert aggregation_curves(data, StudyPlan((6, 7), (1,), 6), progress=False)[1] is None
+    no_curves = pd.DataFrame({c: pd.Series(dtype=float if c in ("k", "rho", "log2_sigma", "normalized") else object)
+                              for c in ("dataset", "measure", "k", "rho", "log2_sigma", "normalized",
+                                        "requested_backend", "guarantee", "certified_digits")})
+    written = write_figures(no_curves, tmp_path, aggregation=frame, aggregation_k=k)
+    assert {"fig1", "fig2"} <= set(written) and all(p.stat().st_size > 0 for p in written.values())

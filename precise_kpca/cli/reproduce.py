@@ -1,4 +1,4 @@
-"""``precise-kpca reproduce``: the paper's whole study (Tables I–IV, Figs 3–8, report.md), resumable."""
+"""``precise-kpca reproduce``: the paper's whole study (Tables I–IV, Figs 1–8, report.md), resumable."""
 from __future__ import annotations
 
 import argparse
@@ -12,7 +12,7 @@ PROGRESS = {"auto": True, "always": "always", "never": False}
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``reproduce`` on the top-level sub-parsers; returns its parser."""
     parser = subparsers.add_parser(
-        "reproduce", help="the paper's study: Tables I-IV, Figs 3-8 and report.md, extended past 2^7",
+        "reproduce", help="the paper's study: Tables I-IV, Figs 1-8 and report.md, extended past 2^7",
         description="Every (data set, σ, measure) point certified and recomputed in float64-naive, kept in the "
                     "results store (a rerun computes only missing points); then tables (CSV), figures (PNG) and "
                     "report.md with the paper's numbers side by side, in --out.",

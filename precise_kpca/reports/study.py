@@ -282,6 +282,51 @@ def run_study(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore, 
                     runner.name)
 
 
+AGGREGATION_SETS = 2
+"""Data sets in Fig 2 (the smallest of the run, by rows: its points are computed outside the store)."""
+
+
+def aggregation_curves(data: dict[str, StudyData], plan: StudyPlan, *, progress: bool | str = True
+                       ) -> tuple[pd.DataFrame, int | None]:
+    """Fig 2's points: eigenprojection dissonance at the largest rank of ``plan`` with the mean and the max
+    aggregation (Algorithm 1, line 13), on the paper's grid within the plan's, for the :data:`AGGREGATION_SETS`
+    data sets with the fewest rows whose rank allows it.
+
+    The store's points are keyed without the aggregation, so these are computed here
+    (:func:`precise_kpca.measures.measure`, backend ``auto``, rigorous by default; the guarantee is carried).
+
+    Returns
+    -------
+    (pandas.DataFrame, int or None)
+        Rows ``dataset, rho, aggregate, log2_sigma, normalized, guarantee, certified_digits``, and the rank
+        (None, with no rows, when no data set allows a rank above 1 — the aggregations then coincide).
+    """
+    from fractions import Fraction
+
+    from tqdm.auto import tqdm
+
+    from ..measures import measure
+    from ..measures.onset import PAPER_GRID
+
+    k = max(plan.ks)
+    chosen = sorted((item for item in data.values() if item.rank >= k), key=lambda item: item.X.shape[0])
+    chosen = chosen[:AGGREGATION_SETS]
+    grid = [p for p in plan.log2_sigmas if p in PAPER_GRID]
+    columns = ["dataset", "rho", "aggregate", "log2_sigma", "normalized", "guarantee", "certified_digits"]
+    if k < 2 or not chosen or not grid:
+        return pd.DataFrame(columns=columns), None
+    jobs = [(item, aggregate, p) for item in chosen for aggregate in ("mean", "max") for p in grid]
+    disable = not progress or (progress != "always" and not sys.stderr.isatty())
+    rows = []
+    for item, aggregate, p in tqdm(jobs, unit="pt", desc="Fig 2 points", file=sys.stderr, disable=disable,
+                                   dynamic_ncols=True):
+        m = measure(item.X, "eigenprojection", Fraction(2) ** p, k=k, digits=plan.digits, aggregate=aggregate)
+        rows.append(dict(dataset=item.name, rho=item.rho, aggregate=aggregate, log2_sigma=p,
+                         normalized=float(m.normalized), guarantee=m.guarantee,
+                         certified_digits=int(m.certified_digits)))
+    return pd.DataFrame(rows, columns=columns), k
+
+
 def collect_curves(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore) -> pd.DataFrame:
     """The study's stored points as one frame: the columns of :func:`precise_kpca.convergence_curve` plus
     ``dataset``, ``rho`` and ``n`` (rows used).
