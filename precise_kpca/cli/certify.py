@@ -11,6 +11,7 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 from fractions import Fraction
 
 from .common import UsageError, load_data
+from .progress import PROGRESS, add_progress_argument, working
 
 KERNELS = {"rbf": "gaussian", "poly": "polynomial", "linear": "linear", "neg-distance": "neg_distance"}
 """CLI kernel name -> :func:`~precise_kpca.certify.psd.certify_kernel_psd` kernel."""
@@ -56,6 +57,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="rbf/poly gamma, read exactly (0.1 is 1/10); default 0.5 for rbf, 1 for poly")
     parser.add_argument("--degree", type=int, metavar="P", help="poly degree (default 2)")
     parser.add_argument("--coef0", type=_fraction, metavar="C", help="poly coef0, read exactly (default 1)")
+    add_progress_argument(parser)
     return parser
 
 
@@ -105,11 +107,14 @@ def run(args: argparse.Namespace) -> int:
                    if getattr(args, name) is not None]
         if options:
             raise UsageError(f"{', '.join(options)} need(s) DATA; without DATA the command runs Experiment 1")
-        return _experiment1(experiment1())
+        with working("Experiment 1 (three certificates)", PROGRESS[args.progress]):
+            certificates = experiment1()
+        return _experiment1(certificates)
     args.kernel = args.kernel or "rbf"
     params = _kernel_params(args)
     name, X = load_data(args)
-    cert = certify_kernel_psd(X, KERNELS[args.kernel], **params)
+    with working(f"certifying the {args.kernel} Gram of {name} (N={X.shape[0]})", PROGRESS[args.progress]):
+        cert = certify_kernel_psd(X, KERNELS[args.kernel], **params)
     rows = [
         ("data", f"{name} (N={X.shape[0]}, d={X.shape[1]})"),
         ("kernel", _describe(args.kernel, params)),

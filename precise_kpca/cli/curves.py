@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
 import pandas as pd
 
+from .confirm import add_yes_argument, confirmer
 from .common import UsageError, add_data_arguments, load_data, parse_list, parse_positive_ints, parse_range
 
 PROGRESS = {"auto": True, "always": "always", "never": False}
@@ -39,6 +41,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--no-naive", action="store_true", help="skip the float64-naive overlay")
     parser.add_argument("--progress", choices=tuple(PROGRESS), default="auto",
                         help="progress bar on stderr: auto (when a terminal), always, never")
+    add_yes_argument(parser)
     return parser
 
 
@@ -70,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from ..plots import save_curve_plots
     from ..reports.provenance import write_provenance
     from ..studies import convergence_curve
+    from ..studies.cost import Declined
 
     exponents = parse_range(args.log2_sigma)
     measures = parse_list(args.measures, what="measure", choices=MEASURES)
@@ -80,10 +84,15 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    frame = convergence_curve(
-        X, exponents, measures=measures, k=ks, digits=args.digits, backend=args.backend, store=args.store,
-        executor=args.executor, progress=PROGRESS[args.progress], naive_overlay=not args.no_naive, name=name,
-    )
+    try:
+        frame = convergence_curve(
+            X, exponents, measures=measures, k=ks, digits=args.digits, backend=args.backend, store=args.store,
+            executor=args.executor, progress=PROGRESS[args.progress], naive_overlay=not args.no_naive, name=name,
+            confirm=confirmer(args),
+        )
+    except Declined as exc:
+        print(f"precise-kpca curves: {exc}", file=sys.stderr)
+        return 1
     seconds = time.perf_counter() - start
     frame.to_csv(out / "curves.csv", index=False)
     frame.to_parquet(out / "curves.parquet", index=False)

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
+from .confirm import add_yes_argument, confirmer
 from .common import UsageError, parse_list, parse_positive_ints, parse_range
 
 PROGRESS = {"auto": True, "always": "always", "never": False}
@@ -42,6 +44,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                              "to the requested digits in any case)")
     parser.add_argument("--progress", choices=tuple(PROGRESS), default="auto",
                         help="progress bar on stderr: auto (when a terminal), always, never")
+    add_yes_argument(parser)
     return parser
 
 
@@ -49,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``precise-kpca reproduce``; returns the exit status (errors raise, see :func:`precise_kpca.cli.main`)."""
     from ..datasets import available
     from ..reports import reproduce
+    from ..studies.cost import Declined
     from ..studies.curves import NAIVE_BACKEND, guarantee_summary
 
     names = parse_list(args.datasets, what="data set", choices=available(args.data_dir)) if args.datasets else None
@@ -64,9 +68,14 @@ def run(args: argparse.Namespace) -> int:
     if args.max_rows is not None and args.max_rows < 3:
         raise UsageError(f"--max-rows must be at least 3, got {args.max_rows}")
     start = time.perf_counter()
-    result = reproduce(names, out_dir=args.out, log2_sigmas=grid, ks=ks, digits=args.digits, max_rows=args.max_rows,
-                       seed=args.seed, data_dir=args.data_dir, store=args.store, executor=args.executor,
-                       progress=PROGRESS[args.progress], retry_uncertified=args.retry_uncertified, k_counts=args.k_counts)
+    try:
+        result = reproduce(names, out_dir=args.out, log2_sigmas=grid, ks=ks, digits=args.digits,
+                           max_rows=args.max_rows, seed=args.seed, data_dir=args.data_dir, store=args.store,
+                           executor=args.executor, progress=PROGRESS[args.progress],
+                           retry_uncertified=args.retry_uncertified, k_counts=args.k_counts, confirm=confirmer(args))
+    except Declined as exc:
+        print(f"precise-kpca reproduce: {exc}", file=sys.stderr)
+        return 1
     stats, table2 = result.stats, result.table2
     print(f"Table I: {int(result.table1['match'].sum())}/{len(result.table1)} data sets match the paper")
     if not table2.empty:

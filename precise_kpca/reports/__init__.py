@@ -84,7 +84,7 @@ class ReproduceResult:
 
 def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3, 4, 5), digits=8, max_rows=None,
               seed=0, data_dir=None, store=None, executor=None, progress=True,
-              retry_uncertified=False, k_counts="eigenvectors") -> ReproduceResult:
+              retry_uncertified=False, k_counts="eigenvectors", confirm=None) -> ReproduceResult:
     """Run the study and write the report directory.
 
     Parameters
@@ -115,6 +115,8 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
         (the paper's text; :data:`.study.K_COUNTS`). Both readings' points are computed (they differ only on
         data with exactly tied linear eigenvalues) and ``report.md`` sets their Tables III–IV side by side;
         ``k_counts`` picks the one in ``table3.csv``, ``table4.csv``, Table II and the figures.
+    confirm : callable, optional
+        Shown the plan of the pending points before any is computed (see :func:`.study.run_study`).
 
     Returns
     -------
@@ -130,7 +132,8 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
     data = with_distinct_counts(load_study_data(names, data_dir=data_dir, max_rows=max_rows, seed=seed), plan.ks)
     db = store if isinstance(store, ResultsStore) else ResultsStore(store)
     try:
-        stats = run_study(data, plan, db, executor=executor, progress=progress, retry_uncertified=retry_uncertified)
+        stats = run_study(data, plan, db, executor=executor, progress=progress, retry_uncertified=retry_uncertified,
+                          confirm=confirm)
         curves = collect_curves(data, plan, db)
         runs = db.runs()
     finally:

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..studies.curves import COLUMNS, NAIVE_BACKEND, PointTask, bundle_tasks, compute_bundle, sweep_tasks
+from ..studies.cost import ask
 from ..studies.executors import get_executor
 from ..studies.store import ResultsStore
 
@@ -232,7 +233,7 @@ class RunStats:
 
 
 def run_study(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore, *, executor=None,
-              progress: bool | str = True, retry_uncertified: bool = False) -> RunStats:
+              progress: bool | str = True, retry_uncertified: bool = False, confirm=None) -> RunStats:
     """Compute every missing point of the study in one sweep over all data sets and store each as it completes.
 
     Parameters
@@ -248,6 +249,10 @@ def run_study(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore, 
         Also recompute stored points that are not rigorous where the request would accept them (see
         :func:`precise_kpca.studies.store.reusable`; points short of the requested digits, undetermined or of
         unknown guarantee are recomputed in any case).
+    confirm : callable, optional
+        Called with the :class:`precise_kpca.studies.cost.Estimate` of the pending points (routes, predicted
+        time) before any is computed; a false answer stops the run with
+        :class:`precise_kpca.studies.cost.Declined`.
 
     Returns
     -------
@@ -261,6 +266,9 @@ def run_study(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore, 
     pending = [t for t in tasks if t[1].key not in done]
     bundles = bundle_tasks(pending, {name: item.X.shape[0] for name, item in data.items()})
     runner = get_executor(executor)
+    if confirm is not None and pending:
+        ask(confirm, pending, {name: item.X for name, item in data.items()}, len(tasks) - len(pending), runner,
+            progress)
     disable = not progress or (progress != "always" and not sys.stderr.isatty())
     point_seconds = 0.0
     start = time.perf_counter()

@@ -263,6 +263,7 @@ def convergence_curve(
     progress=True,
     naive_overlay: bool = False,
     name: str = "data",
+    confirm=None,
 ) -> pd.DataFrame:
     """Normalized convergence measures at σ = 2**p for each p, every point with its certified digits.
 
@@ -292,6 +293,9 @@ def convergence_curve(
         digits), to show where float64 breaks.
     name : str
         Data-set name recorded in the store.
+    confirm : callable, optional
+        Called with the :class:`precise_kpca.studies.cost.Estimate` of the points to compute before any is; a false
+        answer raises :class:`precise_kpca.studies.cost.Declined`.
 
     Returns
     -------
@@ -322,8 +326,13 @@ def convergence_curve(
                             naive_overlay=naive_overlay, data_key=data_key)
         done = db.existing(task.key for task in tasks)
         pending = [(name, task) for task in tasks if task.key not in done]
+        runner = get_executor(executor)
+        if confirm is not None and pending:
+            from .cost import ask
+
+            ask(confirm, pending, {name: X}, len(tasks) - len(pending), runner, progress)
         with _progress_bar(len(pending), progress) as bar:
-            for bundle, records in get_executor(executor).run(compute_bundle, {name: X}, bundle_tasks(
+            for bundle, records in runner.run(compute_bundle, {name: X}, bundle_tasks(
                     pending, {name: X.shape[0]})):
                 for (_, task), record in zip(bundle, records):
                     db.put(task.key, record)
