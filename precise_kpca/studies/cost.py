@@ -1,24 +1,24 @@
 """Cost model of a sweep: the route each point will take and its predicted seconds, before anything heavy runs.
 
 The route of a certified point is the first step of its plan (:func:`precise_kpca.measures.plan`: a float64
-probe, no enclosure); float64-naive points are the ``naive`` route. The seconds come from a power law per route
+probe, no enclosure); float64-naive points are the ``naive`` route. The seconds come from a cost law per route
 and σ-regime,
 
-    log t = α + β·log N + γ·log d,
+    t = c₀ + c₂·N²d + c₃·N³    (c ≥ 0: overhead, the Gram's distances, the eigensolver and its certificate),
 
-fitted by least squares on the calibration table ``calibration.csv`` beside this module: measured point times of
+fitted by non-negative least squares (``scipy.optimize.nnls``, on the times themselves so that the costly points
+weigh as they do in a sum) on the calibration table ``calibration.csv`` beside this module: measured point times of
 a real sweep on this machine class (its first line names the command that produced it,
 ``benchmarks/calibrate_cost.py``, the machine and the date; rerun it to recalibrate). The regime is the paper's
 grid (log2 σ ≤ :data:`PAPER_REGIME_MAX`) or the extension beyond it, fitted apart where the table has enough
 points of a route in both. An estimate is a forecast (``guarantee="none"``), printed so that a long run is never
 silent, not a bound.
 
-Hand-written: the model is three coefficients per route on a few dozen timings; a regression library would add
-nothing but a dependency.
+Hand-written around ``nnls``: the model is three coefficients per route on a few dozen timings. A power law in N
+fitted on small N would see the overhead, not the N³ that dominates a large set.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -31,6 +31,7 @@ PAPER_REGIME_MAX = 8
 """Largest log2 σ of the paper's grid: beyond it the structured route takes over from the Gram enclosures."""
 MIN_REGIME_POINTS = 4
 """Fewest calibration points of a route in one regime for a fit of its own (else the route's fit over both)."""
+
 NAIVE_ROUTE = "naive"
 
 
@@ -62,16 +63,14 @@ def read_calibration(path=CALIBRATION) -> tuple[pd.DataFrame, str]:
 
 
 def _fit(rows: pd.DataFrame) -> tuple[float, float, float]:
-    """(α, β, γ) of log t = α + β log N + γ log d; a factor whose column does not vary is left out (0)."""
-    columns = [np.ones(len(rows))]
-    used = []
-    for name in ("n", "d"):
-        if rows[name].nunique() >= 2:
-            columns.append(np.log(rows[name].to_numpy(dtype=float)))
-            used.append(name)
-    coef, *_ = np.linalg.lstsq(np.column_stack(columns), np.log(rows["seconds"].to_numpy(dtype=float)), rcond=None)
-    values = dict(zip(used, coef[1:]))
-    return float(coef[0]), float(values.get("n", 0.0)), float(values.get("d", 0.0))
+    """(c₀, c₂, c₃) ≥ 0 of t = c₀ + c₂·N²d + c₃·N³ by non-negative least squares (columns scaled to unit maximum)."""
+    from scipy.optimize import nnls
+
+    n, d = rows["n"].to_numpy(dtype=float), rows["d"].to_numpy(dtype=float)
+    features = np.column_stack([np.ones(len(rows)), n * n * d, n**3])
+    scale = features.max(axis=0)
+    coef, _ = nnls(features / scale, rows["seconds"].to_numpy(dtype=float))
+    return tuple(float(c) for c in coef / scale)
 
 
 def regime(log2_sigma: int) -> str:
@@ -86,7 +85,7 @@ class CostModel:
     Attributes
     ----------
     fits : dict
-        ``(route, regime)`` or ``(route, None)`` (both regimes) → (α, β, γ).
+        ``(route, regime)`` or ``(route, None)`` (both regimes) → (c₀, c₂, c₃).
     source : str
         Where the calibration came from.
     """
@@ -99,8 +98,8 @@ class CostModel:
         coef = self.fits.get((route, regime(log2_sigma))) or self.fits.get((route, None))
         if coef is None:
             return max(self.seconds(r, n, d, log2_sigma) for r, reg in self.fits if reg is None)
-        alpha, beta, gamma = coef
-        return math.exp(alpha + beta * math.log(n) + gamma * math.log(d))
+        c0, c2, c3 = coef
+        return c0 + c2 * n * n * d + c3 * n**3
 
 
 def fit_cost_model(table: pd.DataFrame, source: str = "") -> CostModel:
