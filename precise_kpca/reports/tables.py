@@ -358,7 +358,9 @@ def read_k(curves: pd.DataFrame, data: dict[str, StudyData], ks, k_counts: str =
         mine = eig[eig["dataset"] == name]
         for k in ks:
             if counts[k] is not None:
-                parts.append(mine[mine["k"] == counts[k]].assign(k=float(k), eigenvectors=counts[k]))
+                part = mine[mine["k"] == counts[k]].copy()
+                part["k"] = k  # in place: the column keeps its dtype (the store's nullable Int64)
+                parts.append(part.assign(eigenvectors=counts[k]))
     return pd.concat(parts, ignore_index=True)
 
 
