@@ -135,10 +135,11 @@ def test_bad_arguments_and_data_exit_2_with_a_message(argv, message, data_file, 
 
 
 @pytest.mark.parametrize("backend", ["auto", "float64-naive"])
-def test_onset_prints_the_leads_onset(backend, data_file, capsys):
+def test_onset_prints_the_leads_onset(backend, data_file, tmp_path, capsys):
     from precise_kpca.measures import convergence_onset
 
-    assert main(["onset", str(data_file), "--measure", "eigenprojection", "--k", "2", "--backend", backend]) == 0
+    assert main(["onset", str(data_file), "--measure", "eigenprojection", "--k", "2", "--backend", backend,
+                 "--store", str(tmp_path / "s.sqlite"), "--executor", "serial"]) == 0
     out = capsys.readouterr().out
     expected = convergence_onset(np.load(data_file), "eigenprojection", k=2, protocol="paper", backend=backend)
     shown = "256+" if math.isinf(expected) else f"{expected:g} (log2 = {math.log2(expected):g})"

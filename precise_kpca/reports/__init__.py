@@ -129,7 +129,8 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
         raise ValueError(f"k_counts must be one of {', '.join(K_COUNTS)}, got {k_counts!r}")
     names = list(datasets) if datasets else available(data_dir)
     plan = StudyPlan(tuple(sorted(set(int(p) for p in log2_sigmas))), tuple(sorted(set(ks))), int(digits))
-    data = with_distinct_counts(load_study_data(names, data_dir=data_dir, max_rows=max_rows, seed=seed), plan.ks)
+    data = with_distinct_counts(load_study_data(names, data_dir=data_dir, max_rows=max_rows, seed=seed), plan.ks,
+                                progress=progress)
     db = store if isinstance(store, ResultsStore) else ResultsStore(store)
     try:
         stats = run_study(data, plan, db, executor=executor, progress=progress, retry_uncertified=retry_uncertified,
