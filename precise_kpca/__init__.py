@@ -5,87 +5,46 @@ Core API (float64, float64-naive and mp backends)::
     from precise_kpca import geometry, gaussian_gram, double_center, rkhs_sq_distances, eigensystem
     K = gaussian_gram(X, "2**40", backend="mp", dps=60)
     system = eigensystem(double_center(K))
+
+Names are imported on first use (PEP 562), so that ``import precise_kpca.cli`` and ``precise-kpca --help``
+do not pay for NumPy, SciPy, mpmath and scikit-learn.
 """
-from .backends import BACKEND_NAMES, get_backend
-from .numerics import (
-    Eigensystem,
-    Geometry,
-    SymmetricMatrix,
-    center_cross,
-    double_center,
-    eigensystem,
-    euclidean_gram,
-    gaussian_cross_gram,
-    gaussian_gram,
-    gaussian_residual,
-    geometry,
-    linear_gram,
-    polynomial_gram,
-    principal_components,
-    project,
-    rkhs_sq_distances,
-)
+from __future__ import annotations
 
-from .asymptotics import eigenprojection_constant, eigenvalue_constant, eta_bound, metric_constant
-from .certify.psd import CertificationError, PSDCertificate, certify_kernel_psd, certify_psd, require_psd
-from .measures import (
-    Measurement,
-    convergence_onset,
-    eigenprojection_dissonance,
-    eigenvalue_difference,
-    measure,
-    metric_dissonance,
-)
-
-from .studies import ResultsStore, convergence_curve
+import importlib
 
 __version__ = "0.1.0"
 
+_EXPORTS = {
+    "BACKEND_NAMES": "backends",
+    "get_backend": "backends",
+    **dict.fromkeys(
+        ["Eigensystem", "Geometry", "SymmetricMatrix", "center_cross", "double_center", "eigensystem",
+         "euclidean_gram", "gaussian_cross_gram", "gaussian_gram", "gaussian_residual", "geometry", "linear_gram",
+         "polynomial_gram", "principal_components", "project", "rkhs_sq_distances"],
+        "numerics",
+    ),
+    **dict.fromkeys(["eigenprojection_constant", "eigenvalue_constant", "eta_bound", "metric_constant"],
+                    "asymptotics"),
+    "PreciseKernelPCA": "estimator",
+    **dict.fromkeys(["CertificationError", "PSDCertificate", "certify_kernel_psd", "certify_psd", "require_psd"],
+                    "certify.psd"),
+    **dict.fromkeys(["Measurement", "convergence_onset", "eigenprojection_dissonance", "eigenvalue_difference",
+                     "measure", "metric_dissonance"], "measures"),
+    **dict.fromkeys(["ResultsStore", "convergence_curve"], "studies"),
+}
+"""Public name -> the subpackage or module (relative to this package) that defines it."""
+
+__all__ = sorted(_EXPORTS)
+
 
 def __getattr__(name: str):
-    # PreciseKernelPCA imports scikit-learn (~6 s of a cold start under load): loaded on first use, so that
-    # every process-pool worker, which imports this package, does not pay for it
-    if name == "PreciseKernelPCA":
-        from .estimator import PreciseKernelPCA
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    globals()[name] = value  # later look-ups skip this hook
+    return value
 
-        return PreciseKernelPCA
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-__all__ = [
-    "BACKEND_NAMES",
-    "CertificationError",
-    "Measurement",
-    "PSDCertificate",
-    "PreciseKernelPCA",
-    "ResultsStore",
-    "convergence_curve",
-    "certify_kernel_psd",
-    "certify_psd",
-    "convergence_onset",
-    "eigenprojection_constant",
-    "eigenprojection_dissonance",
-    "eigenvalue_constant",
-    "eigenvalue_difference",
-    "eta_bound",
-    "measure",
-    "metric_constant",
-    "metric_dissonance",
-    "require_psd",
-    "Eigensystem",
-    "Geometry",
-    "SymmetricMatrix",
-    "center_cross",
-    "double_center",
-    "eigensystem",
-    "euclidean_gram",
-    "gaussian_cross_gram",
-    "gaussian_gram",
-    "gaussian_residual",
-    "geometry",
-    "get_backend",
-    "linear_gram",
-    "polynomial_gram",
-    "principal_components",
-    "project",
-    "rkhs_sq_distances",
-]
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -16,6 +16,9 @@ MODULES = {
     "theorem2": "Theorem 2 (closed form, sharp constant), Note 2",
     "corollary2": "Corollary 2 (angles)",
     "perturbation": "Eq. 15, Theorem 3",
+    "theorem1": "Theorem 1 (Gaussian CKA): rate and constant",
+    "predictor": "Issue 24: first-order eigenprojection angle",
+    "symmetry": "Issue 24: ties forced by a dihedral symmetry",
 }
 
 

@@ -23,6 +23,7 @@ from .reference import exact_rank, exact_rows, reference
 
 COMPARE_PREC = 8192
 REFERENCE_MAX_DIGITS = 60  # past this many certified digits the reference at 2×60 + 20 digits still decides
+REFERENCE_MAX_ESCALATION = 480  # a tie floor of 10^-490: below any gap the refined route (≤ 200 digits) resolves
 OUTCOMES = ("rigorous", "short", "tie-refused", "near-tie-refused", "k-beyond-rank")
 
 
@@ -76,7 +77,7 @@ def check_measurement(m, X: np.ndarray, aggregate: str = "mean") -> str:
         return _check_refusal(X, name, sigma, k, aggregate, m)
     assert m.guarantee == "rigorous", f"a number without a rigorous interval: {m.guarantee}, {m.method}"
     digits = min(m.certified_digits, REFERENCE_MAX_DIGITS)
-    ref = reference(X, name, sigma, digits=max(digits, 10), k=k, aggregate=aggregate)
+    ref = _resolving_reference(X, name, sigma, max(digits, 10), k, aggregate)
     where = f"{name} k={k} {aggregate} at sigma={sigma}"
     assert ref.determined, (f"{where} is a number ({m.value}, {m.certified_digits} digits) but the reference finds "
                             f"it basis-dependent: {ref.ties}")
@@ -93,6 +94,18 @@ def check_measurement(m, X: np.ndarray, aggregate: str = "mean") -> str:
             f"{m.certified_digits} certified digits")
     _check_normalized(ctx, m, ref, where)
     return "short" if m.short else "rigorous"
+
+
+def _resolving_reference(X, name, sigma, digits, k, aggregate):
+    """The reference at ``digits``, or at doubled digits while it finds a tie: its tie rule (a gap below
+    10^(−dps/2) of the largest eigenvalue) only says a near-tie is below its own precision's floor, so a value the
+    library certifies across a near-tie of 1e-118 needs a reference whose floor lies below that gap. An exact tie
+    stays below every floor (eigsy resolves it to ~10^−dps), so escalation never turns a true tie into a value."""
+    ref = reference(X, name, sigma, digits=digits, k=k, aggregate=aggregate)
+    while not ref.determined and digits < REFERENCE_MAX_ESCALATION:
+        digits = min(2 * digits, REFERENCE_MAX_ESCALATION)
+        ref = reference(X, name, sigma, digits=digits, k=k, aggregate=aggregate)
+    return ref
 
 
 def _check_normalized(ctx, m, ref, where) -> None:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from precise_kpca.cli import COMMANDS, join_negative_values, main
+from precise_kpca.cli import COMMANDS, command_module, join_negative_values, main
 from precise_kpca.cli.common import UsageError, parse_list, parse_positive_ints, parse_range
 from precise_kpca.numerics import geometry
 from precise_kpca.studies.curves import COLUMNS
@@ -46,9 +46,10 @@ def test_negative_values_are_joined_to_their_option():
 
 
 def test_every_command_is_a_module_with_add_parser_and_run():
-    for module in COMMANDS:
+    for name in COMMANDS:
+        module = command_module(name)
         assert callable(module.add_parser) and callable(module.run)
-    assert {"curves", "onset", "geometry"} <= {m.__name__.rsplit(".", 1)[1] for m in COMMANDS}
+    assert {"curves", "onset", "geometry", "data"} <= set(COMMANDS)
 
 
 def test_geometry_prints_the_numbers(data_file, capsys):

@@ -30,7 +30,7 @@ def intervals(line: str) -> list[tuple[Decimal, Decimal]]:
 
 
 def test_commands_are_registered():
-    names = {module.__name__.rsplit(".", 1)[1] for module in COMMANDS}
+    names = {module for module, _ in COMMANDS.values()}
     assert {"certify", "rff_rate", "neighbours"} <= names
 
 
@@ -85,6 +85,24 @@ def test_certify_reads_gamma_exactly(points, capsys):
     cert = certify_kernel_psd(np.load(points), "gaussian", gamma=Fraction(1, 10))
     (lo, hi), = intervals(next(line for line in out.splitlines() if line.startswith("min eigenvalue")))
     assert lo <= Decimal(cert.min_eigenvalue[0]) and Decimal(cert.min_eigenvalue[1]) <= hi
+
+
+def test_certify_standardized_sigma_is_the_papers_gram(points, capsys):
+    from fractions import Fraction
+
+    from precise_kpca.numerics import geometry
+
+    X = np.load(points)
+    assert main(["certify", str(points), "--sigma", "2"]) == 0
+    out = capsys.readouterr().out
+    d_x = geometry(X).median_distance
+    assert f"rbf (sigma=2 standardized: sigma_X = sigma·d_X, d_X = {d_x!r})" in out
+    cert = certify_kernel_psd(X, "rbf", sigma=2 * Fraction(d_x))  # scikit-learn's name for the Gaussian
+    (lo, hi), = intervals(next(line for line in out.splitlines() if line.startswith("max eigenvalue")))
+    assert lo <= Decimal(cert.max_eigenvalue[0]) and Decimal(cert.max_eigenvalue[1]) <= hi
+    assert main(["certify", str(points), "--sigma", "2", "--gamma", "0.1"]) == 2
+    assert "--gamma or --sigma, not both" in capsys.readouterr().err
+    assert main(["certify", str(points), "--kernel", "poly", "--sigma", "2"]) == 2
 
 
 def test_rff_rate_quick(capsys):

@@ -207,3 +207,18 @@ def test_curve_agrees_with_an_independent_mp_computation_at_twice_the_digits_up_
             slack = abs(ref) * wide.mpf(10) ** -(row.certified_digits + digits)
             assert lower - slack <= ref <= upper + slack, row
     assert (frame["guarantee"] == "rigorous").sum() >= 5  # every metric point at least
+
+
+def test_naive_overlay_that_float64_cannot_evaluate_is_marked_per_point():
+    """σ = 2^1000: 2σ_X² overflows float64, so the overlay point is NaN with its reason; the sweep goes on."""
+    from precise_kpca.studies.curves import NAIVE_FAILURE
+
+    X = np.random.default_rng(3).normal(size=(12, 3))
+    frame = convergence_curve(X, [0, 1000], measures="metric", naive_overlay=True, store=False, executor="serial",
+                              progress=False)
+    naive = frame[frame["requested_backend"] == "float64-naive"].set_index("log2_sigma")
+    assert naive.loc[1000, "reason"].startswith(NAIVE_FAILURE + ": ") and "overflow" in naive.loc[1000, "reason"]
+    assert np.isnan(naive.loc[1000, "normalized"]) and naive.loc[1000, "guarantee"] == "none"
+    assert np.isfinite(naive.loc[0, "normalized"]) and naive.loc[0, "reason"] == ""
+    certified = frame[frame["requested_backend"] != "float64-naive"].set_index("log2_sigma")
+    assert certified.loc[1000, "guarantee"] == "rigorous" and certified.loc[1000, "certified_digits"] >= 10

@@ -216,12 +216,12 @@ def test_wine_works_without_any_data_dir(no_env):
 
 def test_env_var_selects_data_dir(no_env, toy_dir, monkeypatch):
     monkeypatch.setenv(ENV_VAR, str(toy_dir))
-    assert datasets.available() == ["toy", "toycsv", "wine"]
+    assert datasets.available() == ["wine", "toy", "toycsv"]  # registry (Table I) order, then the manifest's own
     assert load("toycsv").tolist() == [[1, 2], [3, 4], [5, 6]]
 
 
 def test_unknown_name_lists_available(toy_dir):
-    with pytest.raises(ValueError, match=r"unknown data set 'nope'; available: toy, toycsv, wine"):
+    with pytest.raises(ValueError, match=r"unknown data set 'nope'; available: wine, toy, toycsv"):
         load("nope", data_dir=toy_dir)
 
 

@@ -1,14 +1,15 @@
-"""Curve plots: one panel per (measure, k), naive overlay dashed, −2 guide, low-digit points ringed, rigorous points
+"""Curve plots: one panel per (measure, k), naive overlay dashed, slope guide of the measure's order, low-digit points ringed, rigorous points
 filled and the others hollow (also in the paper's multi-data-set figures)."""
 from __future__ import annotations
 
-import matplotlib
+import matplotlib.colors
 import numpy as np
 import pandas as pd
 import pytest
 
 from precise_kpca.plots import plot_curves, save_curve_plots
-from precise_kpca.plots.curves import GUIDE_OFFSET
+from precise_kpca.plots.curves import GUIDE_OFFSET, LABELS, SLOPES
+from precise_kpca.studies.curves import NAIVE_FAILURE
 from precise_kpca.plots.paper import plot_measure_across, plot_rho_scatter
 
 HEURISTIC_FROM = 20
@@ -46,7 +47,7 @@ def test_panels_overlay_guide_and_marks():
     lines = {line.get_label(): line for line in metric.get_lines()}
     assert lines["float64-naive (paper)"].get_linestyle() == "--"
     assert np.isfinite(lines["float64-naive (paper)"].get_ydata()).all()  # −inf points left out
-    x, y = lines["slope −2 guide"].get_data()
+    x, y = lines["slope −2 guide (theory)"].get_data()
     assert (y[1] - y[0]) / (x[1] - x[0]) == pytest.approx(-2)
     assert y[1] == pytest.approx(-60 - GUIDE_OFFSET) and x[1] == 30
     assert list(lines["< 10 certified digits"].get_xdata()) == [28, 29, 30]
@@ -59,7 +60,6 @@ def test_panels_overlay_guide_and_marks():
     assert list(rigorous.get_xdata()) == list(range(-4, HEURISTIC_FROM))
     assert list(heuristic.get_xdata()) == list(range(HEURISTIC_FROM, 31))
     assert _hollow(heuristic) and not _hollow(rigorous)
-    matplotlib.pyplot.close(fig)
 
 
 def _hollow(line) -> bool:
@@ -81,13 +81,11 @@ def test_multi_data_set_figures_mark_heuristic_points_hollow_and_say_so():
     assert not _hollow(labels["rigorous"]) and _hollow(labels["heuristic"])  # the legend's entries
     hollow = [line for line in eigen.get_lines() if len(line.get_xdata()) and _hollow(line)]
     assert [list(line.get_xdata()) for line in hollow] == [list(range(HEURISTIC_FROM, 31))] * 2  # one per data set
-    matplotlib.pyplot.close(fig)
     fig = plot_rho_scatter([1.0, 3.0, 4.0], [-20.0, -16.0, -14.0], ["a", "b", "c"], ["rigorous", "heuristic", "rigorous"],
                            ylabel="y", title="t")
     points = {line.get_label(): line for line in fig.axes[0].get_lines()}
     assert list(points["rigorous"].get_xdata()) == [1.0, 4.0] and list(points["heuristic"].get_xdata()) == [3.0]
     assert _hollow(points["heuristic"]) and not _hollow(points["rigorous"])
-    matplotlib.pyplot.close(fig)
 
 
 def test_save_writes_readable_pngs(tmp_path):
@@ -102,6 +100,47 @@ def test_without_overlay_and_without_certified_points():
     frame = _frame()
     fig = plot_curves(frame[frame["requested_backend"] == "auto"])
     assert all("float64-naive (paper)" not in {l.get_label() for l in ax.get_lines()} for ax in fig.axes)
-    matplotlib.pyplot.close(fig)
     with pytest.raises(ValueError, match="no certified points"):
         plot_curves(frame[frame["requested_backend"] == "float64-naive"])
+
+
+def test_slope_guides_follow_each_measures_theory():
+    frame = _frame()
+    cka = frame[frame["measure"] == "metric"].assign(measure="cka", normalized=lambda f: 2 * f["normalized"])
+    for measure, slope in (("metric", -2), ("cka", -4)):
+        fig = plot_curves(pd.concat([frame, cka]) if measure == "cka" else frame)
+        ax = next(a for a in fig.axes if a.get_title().startswith(LABELS[measure]))
+        guide = next(line for line in ax.get_lines() if "guide" in line.get_label())
+        x, y = guide.get_data()
+        assert guide.get_label() == f"slope −{-slope} guide (theory)"
+        assert (y[1] - y[0]) / (x[1] - x[0]) == pytest.approx(slope)
+    assert SLOPES == {"metric": -2, "eigenvalue": -2, "eigenprojection": -2, "pc": -2, "cka": -4}
+
+
+def test_naive_points_float64_cannot_evaluate_are_crosses_on_the_top_edge():
+    frame = _frame().assign(reason="")
+    naive = (frame["requested_backend"] == "float64-naive") & (frame["log2_sigma"] >= 29)
+    frame.loc[naive, ["normalized", "reason"]] = [np.nan, NAIVE_FAILURE + ": 2σ_X² overflows float64"]
+    ax = plot_curves(frame).axes[0]
+    crosses = next(line for line in ax.get_lines() if line.get_label() == "float64-naive: overflows")
+    assert list(crosses.get_xdata()) == [29, 30] and list(crosses.get_ydata()) == [1.0, 1.0]  # axes fraction
+
+
+def test_importing_the_plots_selects_no_backend(tmp_path):
+    """No pyplot, no matplotlib.use(): a notebook's backend stays what it was (a subprocess: a fresh matplotlib)."""
+    script = (
+        "import sys, matplotlib\n"
+        "matplotlib.use('svg')\n"
+        "import precise_kpca.plots, precise_kpca.plots.paper, precise_kpca.reports, precise_kpca.cli.eta\n"
+        "from precise_kpca.reports.figures import write_figures\n"
+        "assert matplotlib.get_backend() == 'svg', matplotlib.get_backend()\n"
+        "assert 'matplotlib.pyplot' not in sys.modules\n"
+        "print('ok')\n"
+    )
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.stdout.strip() == "ok", done.stderr

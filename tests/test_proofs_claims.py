@@ -17,6 +17,12 @@ EXPECTED = {
     "theorem2": {"Theorem 2": SHARPER, "Theorem 2, Note 2": VERIFIED},
     "corollary2": {"Corollary 2": VERIFIED},
     "perturbation": {"Eq. 15": VERIFIED, "Theorem 3": VERIFIED},
+    "theorem1": {"Theorem 1 (L = K_lin), rate": SHARPER, "Theorem 1 (L = K_lin), uniform C": REFUTED},
+    "predictor": {"Issue 24: first-order angle = coupling/gap": VERIFIED,
+                  "Issue 24: second order scales as 1/gap^3": VERIFIED},
+    "symmetry": {"Issue 24: symmetry commutes with every Gaussian Gram": VERIFIED, "Issue 24: D4 characters": VERIFIED,
+                 "Issue 24: psi1 multiplicity per orbit type": VERIFIED,
+                 "Issue 24: Schur (ties within psi1 component)": VERIFIED},
 }
 
 

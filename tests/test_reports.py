@@ -185,6 +185,12 @@ def test_reproduce_cli_end_to_end_twice(data_dir, tmp_path, capsys):
     for name in ("onsets.csv", "table2.csv"):
         columns = pd.read_csv(out / name).columns
         assert {"paper_value_lower", "paper_value_upper", "paper_guarantee", "naive_guarantee"} <= set(columns), name
+    for name in ("onsets.csv", "table2.csv", "onset_deviations.csv", "table1.csv", "curves.csv"):
+        cells = pd.read_csv(out / name, dtype=str, keep_default_na=False).to_numpy().ravel()
+        assert not any(cell.startswith("{") for cell in cells), name  # tidy: one value per cell, no dict reprs
+    deviations = pd.read_csv(out / "onset_deviations.csv")
+    assert set(deviations["protocol"]) == {"paper", "naive", "extended"}
+    assert set(deviations[deviations["protocol"] == "paper"]["log2_sigma"]) <= set(range(-4, 9))
     for name in ("report.md", "table1.csv", "table2.csv", "table3.csv", "table4.csv", "regressions.csv",
                  "fig1.png", "fig3.png", "fig4.png", "fig5.png", "fig6.png", "fig7.png"):
         assert (out / name).stat().st_size > 0, name

@@ -13,7 +13,7 @@ import pytest
 
 import precise_kpca
 from precise_kpca.cli import main
-from precise_kpca.measures import engines, plan
+from precise_kpca.measures import engines, plan, routes
 
 from .reference import reference
 from .rigorous_check import check_measurement, compare_context, in_context
@@ -99,7 +99,8 @@ def test_eigen_measures_small_sigma_binary128_large_sigma_structured(ran, name, 
     m = precise_kpca.measure(X, name, Fraction(2) ** p, k=k)
     assert steps[0].engine == engine == m.route.engine and ran == [(engine, m.certified_digits)]
     other = ({"binary128-enclosure", "structured-enclosure"} - {engine}).pop()
-    assert [step.engine for step in steps] == [engine, other]  # each rigorous route the other's fallback
+    # each rigorous route the other's fallback, the refined route last (N = 10 ≤ REFINED_MAX_N)
+    assert [step.engine for step in steps] == [engine, other, "refined-enclosure"]
     assert check_measurement(m, X) == "rigorous"
 
 
@@ -107,8 +108,8 @@ def test_a_short_route_hands_over_to_the_next(ran):
     """pc k=2 at σ = 2⁴ with 28 digits: the structured route (first: its top block holds both vectors) certifies
     ~18, the binary128 enclosure the 28; the result is the second's, not short, no warning."""
     X = _data()
-    assert [step.engine for step in plan(X, "pc", 16, k=2, digits=28).steps] == ["structured-enclosure",
-                                                                                  "binary128-enclosure"]
+    assert [step.engine for step in plan(X, "pc", 16, k=2, digits=28).steps] == [
+        "structured-enclosure", "binary128-enclosure", "refined-enclosure"]
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         m = precise_kpca.measure(X, "pc", 16, k=2, digits=28)
@@ -118,10 +119,16 @@ def test_a_short_route_hands_over_to_the_next(ran):
     assert check_measurement(m, X) == "rigorous"
 
 
-@pytest.mark.parametrize("name, p, digits", [("eigenprojection", 6, 28), ("eigenvalue", 8, 31)])
-def test_all_routes_short_returns_the_best_rigorous_one_with_a_warning(ran, name, p, digits):
+@pytest.fixture
+def without_refined(monkeypatch):
+    """The route table without its last rigorous step (refined-enclosure), to test what happens when all are short."""
+    monkeypatch.setattr(routes, "REFINED_MAX_N", 0)
+
+
+@pytest.mark.parametrize("name, p, digits", [("eigenprojection", 6, 28), ("eigenvalue", 8, 34)])
+def test_all_routes_short_returns_the_best_rigorous_one_with_a_warning(ran, without_refined, name, p, digits):
     """Both enclosures short of the request: eigenprojection at σ = 2⁶ (~18 structured, ~25 binary128: the best is
-    the second) and the eigenvalue at σ = 2⁸ (~30 structured, ~25 binary128: the best is the first)."""
+    the second) and the eigenvalue at σ = 2⁸ (~31 structured, ~25 binary128: the best is the first)."""
     X = _data()
     with pytest.warns(RuntimeWarning, match="routes tried"):
         m = precise_kpca.measure(X, name, Fraction(2) ** p, digits=digits)
@@ -133,7 +140,21 @@ def test_all_routes_short_returns_the_best_rigorous_one_with_a_warning(ran, name
     assert check_measurement(m, X) == "short"
 
 
-def test_heuristic_digits_only_when_asked_and_labelled(ran):
+def test_the_refined_route_certifies_what_both_enclosures_leave_short(ran):
+    """The same eigenprojection request with the whole table: the refined route (arb Gram, refinement to 200
+    digits) certifies the 28 digits after both enclosures fell short; no warning."""
+    X = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        m = precise_kpca.measure(X, "eigenprojection", 64, digits=28)
+    assert [engine for engine, _ in ran][:2] == ["structured-enclosure", "binary128-enclosure"]
+    assert all(certified < 28 for _, certified in ran[:2])
+    assert ran[2][0] == "refined-enclosure" and m.route.engine == "refined-enclosure"
+    assert not m.short and m.certified_digits >= 28
+    assert check_measurement(m, X) == "rigorous"
+
+
+def test_heuristic_digits_only_when_asked_and_labelled(ran, without_refined):
     """The same request with guarantee="heuristic": both enclosures short, then the agreement of two precisions."""
     X = _data()
     steps = plan(X, "eigenprojection", 64, digits=28, guarantee="heuristic").steps

@@ -397,6 +397,7 @@ def certify_kernel_psd(X, kernel: str, *, method: str = "auto", prec: int = 128,
     X : array_like of float, shape (n, d)
         Data, one example per row.
     kernel : {"linear", "polynomial", "gaussian", "euclidean", "neg_distance"}
+        scikit-learn's names ``"rbf"`` (gaussian) and ``"poly"`` (polynomial) are accepted too.
         * ``"linear"``: ``x·y`` — exact rational Gram.
         * ``"polynomial"``: ``(gamma x·y + coef0)**degree`` (parameters ``degree=2, gamma=1, coef0=1``,
           the seed article's) — exact rational Gram.
@@ -425,8 +426,10 @@ def certify_kernel_psd(X, kernel: str, *, method: str = "auto", prec: int = 128,
         "euclidean": set(),
         "neg_distance": set(),
     }
+    kernel = {"rbf": "gaussian", "poly": "polynomial"}.get(kernel, kernel)  # scikit-learn's names, same kernels
     if kernel not in allowed:
-        raise ValueError(f"certify_kernel_psd: unknown kernel {kernel!r}; choose one of {KERNELS}")
+        raise ValueError(f"certify_kernel_psd: unknown kernel {kernel!r}; choose one of {KERNELS} (or "
+                         "scikit-learn's 'rbf', 'poly')")
     unknown = set(params) - allowed[kernel]
     if unknown:
         raise ValueError(f"certify_kernel_psd: kernel {kernel!r} takes no parameter(s) {sorted(unknown)}")

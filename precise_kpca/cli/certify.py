@@ -10,14 +10,15 @@ import argparse
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 from fractions import Fraction
 
-from .common import UsageError, load_data
+from .common import DATA_HELP, UsageError, add_data_options, load_data
 from .progress import PROGRESS, add_progress_argument, working
 
 KERNELS = {"rbf": "gaussian", "poly": "polynomial", "linear": "linear", "neg-distance": "neg_distance"}
 """CLI kernel name -> :func:`~precise_kpca.certify.psd.certify_kernel_psd` kernel."""
 
 DEFAULT_GAMMA = {"rbf": Fraction(1, 2), "poly": Fraction(1)}
-"""γ when ``--gamma`` is not given: the article's RBF γ = 0.5, and the polynomial default 1."""
+"""γ when neither ``--gamma`` nor (rbf) ``--sigma`` is given: the article's RBF γ = 0.5, and the polynomial
+default 1."""
 
 ARTICLE = {"rbf": ("0.000181", "15.644640"), "poly": ("-0.000000", "254.878312"),
            "invalid": ("-98.802080", "22.587837")}
@@ -45,16 +46,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                     "(50 points, seed 42: rbf, poly and the invalid -|x-y| kernel). With DATA, the exit status "
                     "is 1 when the Gram certifiably has a negative eigenvalue.",
     )
-    parser.add_argument("data", metavar="DATA", nargs="?",
-                        help="optional: bundled data-set name (e.g. wine), a name from the data directory, "
-                             "openml:<name or id>, or a path to a .csv, .arff or .npy file")
-    parser.add_argument("--data-dir", metavar="DIR", help="data directory for named sets")
-    parser.add_argument("--target", metavar="COLUMN", action="append", help="for files: a column to drop (repeatable)")
+    parser.add_argument("data", metavar="DATA", nargs="?", help="optional: " + DATA_HELP)
+    add_data_options(parser)
     parser.add_argument("--kernel", choices=tuple(KERNELS),
                         help="kernel for DATA (default rbf): rbf exp(-gamma|x-y|^2), poly (gamma x.y + coef0)^degree, "
                              "linear x.y, neg-distance -|x-y|")
     parser.add_argument("--gamma", type=_fraction, metavar="G",
                         help="rbf/poly gamma, read exactly (0.1 is 1/10); default 0.5 for rbf, 1 for poly")
+    parser.add_argument("--sigma", type=_fraction, metavar="S",
+                        help="rbf: the paper's standardized bandwidth instead of --gamma, sigma_X = S·d_X with d_X the "
+                             "median distance of DATA (float64; the certificate is for exactly that sigma_X)")
     parser.add_argument("--degree", type=int, metavar="P", help="poly degree (default 2)")
     parser.add_argument("--coef0", type=_fraction, metavar="C", help="poly coef0, read exactly (default 1)")
     add_progress_argument(parser)
@@ -79,13 +80,18 @@ def _verdict(cert) -> str:
 
 def _kernel_params(args: argparse.Namespace) -> dict:
     """Keyword parameters of :func:`certify_kernel_psd` for ``args.kernel``; options it does not take raise."""
-    takes = {"rbf": {"gamma"}, "poly": {"gamma", "degree", "coef0"}, "linear": set(), "neg-distance": set()}[args.kernel]
-    given = {name for name in ("gamma", "degree", "coef0") if getattr(args, name) is not None}
+    takes = {"rbf": {"gamma", "sigma"}, "poly": {"gamma", "degree", "coef0"}, "linear": set(),
+             "neg-distance": set()}[args.kernel]
+    given = {name for name in ("gamma", "sigma", "degree", "coef0") if getattr(args, name) is not None}
     if given - takes:
         options = ", ".join(f"--{name}" for name in sorted(given - takes))
         raise UsageError(f"{options} does not apply to --kernel {args.kernel}")
+    if {"gamma", "sigma"} <= given:
+        raise UsageError("give --gamma or --sigma, not both")
     params = {}
-    if "gamma" in takes:
+    if args.sigma is not None:
+        params["sigma"] = args.sigma  # standardized: run() turns it into the raw sigma_X
+    elif "gamma" in takes:
         params["gamma"] = DEFAULT_GAMMA[args.kernel] if args.gamma is None else args.gamma
     if args.kernel == "poly":
         params["degree"] = 2 if args.degree is None else args.degree
@@ -103,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
     from ..certify.psd import certify_kernel_psd, experiment1
 
     if args.data is None:
-        options = [f"--{name.replace('_', '-')}" for name in ("kernel", "gamma", "degree", "coef0", "data_dir", "target")
+        options = [f"--{name.replace('_', '-')}" for name in ("kernel", "gamma", "sigma", "degree", "coef0", "data_dir",
+                                                                  "target", "categorical")
                    if getattr(args, name) is not None]
         if options:
             raise UsageError(f"{', '.join(options)} need(s) DATA; without DATA the command runs Experiment 1")
@@ -113,11 +120,18 @@ def run(args: argparse.Namespace) -> int:
     args.kernel = args.kernel or "rbf"
     params = _kernel_params(args)
     name, X = load_data(args)
+    shown = _describe(args.kernel, params)
+    if "sigma" in params:
+        from ..numerics import geometry
+
+        d_x = geometry(X).median_distance
+        params["sigma"] = params["sigma"] * Fraction(d_x)
+        shown = f"rbf (sigma={args.sigma} standardized: sigma_X = sigma·d_X, d_X = {d_x!r})"
     with working(f"certifying the {args.kernel} Gram of {name} (N={X.shape[0]})", PROGRESS[args.progress]):
         cert = certify_kernel_psd(X, KERNELS[args.kernel], **params)
     rows = [
         ("data", f"{name} (N={X.shape[0]}, d={X.shape[1]})"),
-        ("kernel", _describe(args.kernel, params)),
+        ("kernel", shown),
         ("inertia (+, 0, -)", str(cert.inertia)),
         ("rank", str(cert.rank)),
         ("min eigenvalue in", _interval(*cert.min_eigenvalue)),

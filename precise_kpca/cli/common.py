@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import argparse
 import re
-
-import numpy as np
+import sys
 
 _RANGE = re.compile(r"^\s*([+-]?\d+)\s*:\s*([+-]?\d+)\s*(?::\s*([+-]?\d+)\s*)?$")
 
@@ -15,20 +14,41 @@ class UsageError(ValueError):
 
 def add_data_arguments(parser: argparse.ArgumentParser) -> None:
     """``DATA`` plus the options that say how to read it."""
-    parser.add_argument("data", metavar="DATA",
-                        help="bundled data-set name (e.g. wine), a name from the data directory, "
-                             "openml:<name or id>, or a path to a .csv, .arff or .npy file")
+    parser.add_argument("data", metavar="DATA", help=DATA_HELP)
+    add_data_options(parser)
+
+
+DATA_HELP = ("bundled data-set name (e.g. wine), a name from the data directory (see precise-kpca data list), "
+             "openml:<name or id>, or a path to a .csv, .arff or .npy file")
+
+
+def add_data_options(parser: argparse.ArgumentParser) -> None:
+    """The options that say where named sets live and how to read a file."""
     parser.add_argument("--data-dir", metavar="DIR", help="data directory for named sets (default: $PRECISE_KPCA_DATA, "
                                                           "then the user cache)")
     parser.add_argument("--target", metavar="COLUMN", action="append",
-                        help="for files: a column to drop (repeatable)")
+                        help="for files: a column to drop (repeatable; default: the registry's target when the "
+                             "file's name is a registered data set's, e.g. cpu.arff)")
+    parser.add_argument("--categorical", metavar="COLUMN", action="append",
+                        help="for files: a column to one-hot encode (repeatable; default: the registry's, else "
+                             "the ARFF nominal attributes)")
 
 
-def load_data(args: argparse.Namespace) -> tuple[str, np.ndarray]:
-    """Resolve ``args.data`` to ``(name, X)`` with :func:`precise_kpca.datasets.resolve`."""
+def load_data(args: argparse.Namespace) -> tuple[str, "numpy.ndarray"]:
+    """Resolve ``args.data`` to ``(name, X)`` with :func:`precise_kpca.datasets.resolve`; a file read with a
+    registry entry's columns says so on stderr."""
     from ..datasets import resolve
+    from ..datasets.registry import registry_entry, is_file_spec
 
-    return resolve(args.data, data_dir=args.data_dir, target=args.target)
+    name, X = resolve(args.data, data_dir=args.data_dir, target=args.target, categorical=args.categorical)
+    info = registry_entry(args.data) if is_file_spec(args.data) else None
+    if info is not None and not str(args.data).lower().endswith(".npy"):
+        target = args.target or info.target
+        categorical = args.categorical or info.categorical
+        print(f"{args.data}: read as the registry's {info.name!r}: target {target} dropped"
+              + (f", {len(categorical)} categorical attribute(s) one-hot encoded" if categorical else "")
+              + (f", {', '.join(info.drop)} dropped" if info.drop else ""), file=sys.stderr)
+    return name, X
 
 
 def parse_range(text: str) -> list[int]:

@@ -6,8 +6,6 @@ import sys
 import time
 from pathlib import Path
 
-import pandas as pd
-
 from .confirm import add_yes_argument, confirmer
 from .common import UsageError, add_data_arguments, load_data, parse_list, parse_positive_ints, parse_range
 
@@ -21,8 +19,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="convergence curves (Figs 3, 5, 6, 8) with certified digits",
         description="Normalized log2 convergence measures at σ = 2**p, every point certified to --digits digits "
                     "and kept in the results store (a rerun computes only missing points). Writes curves.csv, "
-                    "curves.parquet, PNG plots and provenance.json (versions, git commit, date, machine, file "
-                    "hashes) into --out and prints a summary.",
+                    "curves.parquet (with the [parquet] extra), PNG plots and provenance.json (versions, git "
+                    "commit, date, machine, file hashes) into --out and prints a summary.",
     )
     add_data_arguments(parser)
     parser.add_argument("--log2-sigma", default="-4:40", metavar="RANGE",
@@ -48,6 +46,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def summary(frame, seconds: float) -> str:
     """Text table: per curve, points, how many are rigorous, the fewest certified digits among those, backends
     and compute time; then totals by guarantee."""
+    import pandas as pd
+
     from ..studies.curves import guarantee_summary
 
     certified = frame[frame["requested_backend"] != "float64-naive"]
@@ -69,6 +69,7 @@ def summary(frame, seconds: float) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``precise-kpca curves``; returns the exit status (errors raise, see :func:`precise_kpca.cli.main`)."""
+    from ..extras import has_extra, missing_message
     from ..measures import MEASURES
     from ..plots import save_curve_plots
     from ..reports.provenance import write_provenance
@@ -94,10 +95,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"precise-kpca curves: {exc}", file=sys.stderr)
         return 1
     seconds = time.perf_counter() - start
-    frame.to_csv(out / "curves.csv", index=False)
-    frame.to_parquet(out / "curves.parquet", index=False)
+    tables = [out / "curves.csv"]
+    frame.to_csv(tables[0], index=False)
+    if has_extra("parquet"):
+        tables.append(out / "curves.parquet")
+        frame.to_parquet(tables[1], index=False)
     plots = save_curve_plots(frame, out, title=f"{name} (N={X.shape[0]}, d={X.shape[1]})", digits=args.digits)
-    sidecar = write_provenance(out, [out / "curves.csv", out / "curves.parquet", *plots])
+    sidecar = write_provenance(out, [*tables, *plots])
     print(summary(frame, seconds))
-    print(f"wrote {out / 'curves.csv'}, {out / 'curves.parquet'}, {len(plots)} PNG plots and {sidecar.name} in {out}")
+    print(f"wrote {', '.join(map(str, tables))}, {len(plots)} PNG plots and {sidecar.name} in {out}")
+    if not has_extra("parquet"):
+        print(f"curves.parquet not written: {missing_message('parquet', 'the Parquet copy')}")
     return 0

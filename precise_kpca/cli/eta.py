@@ -87,12 +87,10 @@ def _limit_text(value: float, digits: int, guarantee: str, rho: float) -> str:
 
 def plot_study(study, path) -> None:
     """C(σ) against log2 σ with the sharp 1/8 and the paper's constant η (log scale), saved as PNG."""
-    import matplotlib
+    from matplotlib.figure import Figure  # no pyplot: no backend is selected
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig = Figure(figsize=(7, 4.2))
+    ax = fig.subplots()
     curve = study.curve
     ax.semilogy(curve["log2_sigma"], curve["C"], "o-", ms=3, label="C(σ) = dissonance / (ρ/σ)² (certified)")
     ax.axhline(1 / 8, color="k", ls="--", label="sharp constant 1/8")
@@ -103,4 +101,3 @@ def plot_study(study, path) -> None:
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)

@@ -10,10 +10,15 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
-
 from .common import UsageError, add_data_arguments, load_data, parse_range
 from .progress import PROGRESS, add_progress_argument, bar
+
+METHODS = ("exact", "nystrom", "rf-cos", "rf-sincos")
+"""``--method`` choices: :data:`precise_kpca.approx.convergence.METHODS`, spelled out so that building the parser
+imports nothing heavy (a test checks that both agree)."""
+
+GUARANTEES = ("rigorous", "heuristic")
+"""``--guarantee`` choices: :data:`precise_kpca.approx.convergence.GUARANTEES`, spelled out for the same reason."""
 
 DEFAULT_LANDMARKS = 10
 """Nyström landmarks m when ``--landmarks`` is not given: max(10, d + 1), at most N."""
@@ -26,8 +31,6 @@ ROUTES = {
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``neighbours`` on the top-level sub-parsers; returns its parser."""
-    from ..approx.convergence import GUARANTEES, METHODS
-
     parser = subparsers.add_parser(
         "neighbours", help="large-σ convergence of Nyström / random-feature KPCA to linear PCA: rates, constants",
         description="Do Theorems 2-3 carry over to approximate KPCA? For σ = 2**p, the eigenvalues σ_X² λ_l of "
@@ -107,6 +110,8 @@ def _weakest(guarantees) -> str:
 
 
 def _sigma_table(study, exponents) -> None:
+    import numpy as np
+
     errors, gram = study.relative_error, study.gram_error
     unit = "bits" if study.route == "arb-enclosure" else "dps"
     header = (f"{'log2 sigma':>10}  {'min_l error':>22}  {'max_l error':>22}  {'digits':>6}  {'guarantee':>9}  "

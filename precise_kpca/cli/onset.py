@@ -18,7 +18,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``onset`` on the top-level sub-parsers; returns its parser."""
     parser = subparsers.add_parser(
         "onset", help="convergence-onset bandwidth σ*₀ of a measure (Table II)",
-        description="Smallest tested σ from which the measure stays within 25 %% of its 1/σ² asymptote "
+        description="Smallest tested σ from which the measure stays within 25 % of its 1/σ² asymptote "
                     "(paper Section IV-A4). Points are kept in (and reused from) the results store.",
     )
     add_data_arguments(parser)

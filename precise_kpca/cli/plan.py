@@ -15,7 +15,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     add_data_arguments(parser)
     parser.add_argument("--measure", default="eigenvalue",
-                        choices=("metric", "eigenvalue", "eigenprojection", "pc", "cka"))
+                        choices=("metric", "eigenvalue", "eigenprojection", "pc", "cka"),
+                        help="measure (default eigenvalue)")
     parser.add_argument("--sigma", default="1", help="standardized bandwidth, exact: 2**40, 1/16, 0.25 (default 1)")
     parser.add_argument("--k", type=int, default=1, help="top eigenvalues (eigenprojection, pc)")
     parser.add_argument("--digits", type=int, default=10, help="certified digits requested (default 10)")

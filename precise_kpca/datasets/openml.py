@@ -56,9 +56,17 @@ def fetch_openml_table(
         bunch = sklearn.datasets.fetch_openml(**by_id, data_home=str(cache), as_frame=True, parser="auto")
     except OSError as exc:
         raise ConnectionError(
-            f"could not fetch OpenML data set {spec!r} (network unavailable and not cached in {str(cache)!r}): {exc}"
+            f"could not fetch OpenML data set {spec!r} (network unavailable and not cached in {str(cache)!r}: "
+            f"{_reason(exc)}); connect to the internet and retry, or put the file in the data directory "
+            "and load it by name or path"
         ) from exc
     return bunch.details.get("name", spec), bunch.frame, list(bunch.target_names or [])
+
+
+def _reason(exc: OSError) -> str:
+    """The innermost reason of a network error, on one line (urllib wraps the socket error)."""
+    reason = getattr(exc, "reason", exc)
+    return " ".join(str(reason).split())
 
 
 def load_openml(

@@ -130,7 +130,8 @@ def _numeric(column: pd.Series, name: str) -> pd.Series:
         row = int(bad[0])
         raise ValueError(
             f"data set {name!r}: column {column.name!r} is not numeric (data row {row} (0-based) holds "
-            f"{values.iloc[row]!r}); declare it categorical to one-hot encode it, or drop it as the target"
+            f"{values.iloc[row]!r}); declare it categorical to one-hot encode it (--categorical {column.name!r} on "
+            f"the command line, categorical=[...] in Python), or drop it (--target)"
         )
     infinite = np.flatnonzero(np.isinf(converted.to_numpy()))
     if infinite.size:

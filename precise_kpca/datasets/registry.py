@@ -1,14 +1,16 @@
-"""Data sets by name (data directory manifest, bundled wine), by path, and the CLI's data specification."""
+"""Data sets by name (packaged registry and data directory manifest, bundled wine), by path, and the CLI's data
+specification."""
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .manifest import DatasetInfo, Manifest, read_manifest
+from .manifest import DatasetInfo, Manifest, merged, read_manifest, registry
 from .openml import load_openml_named
 from .paths import data_dir as resolve_data_dir
 from .preprocess import preprocess, to_matrix
@@ -31,7 +33,7 @@ OPENML_PREFIX = "openml:"
 
 
 def manifest(data_dir: str | os.PathLike[str] | None = None) -> Manifest:
-    """The data directory's manifest, completed by the bundled data sets it does not list.
+    """The packaged registry with the data directory's manifest laid over it, and the bundled sets.
 
     Parameters
     ----------
@@ -41,17 +43,23 @@ def manifest(data_dir: str | os.PathLike[str] | None = None) -> Manifest:
     Returns
     -------
     Manifest
-        Entries of ``manifest.json`` in file order, then bundled entries not already listed.
+        The registry's entries in Table I order (fields the data directory's ``manifest.json`` sets replaced),
+        then entries only that manifest has, then bundled entries not already listed.
     """
     return _manifest(resolve_data_dir(data_dir))
 
 
 def _manifest(directory: Path) -> Manifest:
-    found = read_manifest(directory)
+    found = merged(registry(), read_manifest(directory))
     datasets = dict(found.datasets)
     for name, info in BUNDLED.items():
         datasets.setdefault(name, info)
     return Manifest(found.path, datasets, found.description, found.license_note)
+
+
+def registry_entry(path: str | os.PathLike[str]) -> DatasetInfo | None:
+    """The registry entry whose name is the file's name without suffix (``.../cpu.arff`` → ``cpu``), or None."""
+    return registry().datasets.get(Path(path).stem)
 
 
 def available(data_dir: str | os.PathLike[str] | None = None) -> list[str]:
@@ -127,10 +135,22 @@ def load_frame(
             f"data set {name!r} has no file in {str(directory)!r} ({info.note or 'no file listed'}); "
             f"with network access use load_openml({name!r})"
         )
+    elif info.openml_id is not None:
+        raise FileNotFoundError(
+            f"data set {name!r} is not in the data directory {str(directory)!r} (no {info.file}); fetch it with "
+            f"`precise-kpca data fetch {name}` (OpenML data id {info.openml_id}), or copy the file there"
+        )
     else:
         raise FileNotFoundError(f"data set {name!r}: manifest lists file {str(path)!r}, which does not exist")
-    return preprocess(table, target=info.target, categorical=info.categorical, categories=categories,
-                      missing=missing, name=name)
+    return _preprocess_entry(table, info, name, categories=categories, missing=missing)
+
+
+def _preprocess_entry(table: pd.DataFrame, info: DatasetInfo, name: str, *, categories: str,
+                      missing: str) -> pd.DataFrame:
+    """The paper's preprocessing with an entry's target, drops (those present) and categorical attributes."""
+    drops = [column for column in info.drop if column in table.columns]
+    return preprocess(table.drop(columns=drops), target=info.target, categorical=info.categorical,
+                      categories=categories, missing=missing, name=name)
 
 
 def load(
@@ -161,6 +181,7 @@ def load_path(
     categorical: Sequence[str] | None = None,
     categories: str = "present",
     missing: str = "error",
+    use_registry: bool = True,
 ) -> np.ndarray:
     """Load a user file (``.arff``, ``.csv`` with a header row, or ``.npy``) with the paper's preprocessing.
 
@@ -169,11 +190,18 @@ def load_path(
     path : path-like
         The file.
     target : str or sequence of str or None
-        Column(s) to drop. None keeps every column (an ARFF class attribute is *not* guessed).
+        Column(s) to drop. None: the registry's target when the file's name matches a registry entry
+        (:func:`registry_entry`, e.g. ``cpu.arff``) and ``use_registry``, else nothing (a class attribute is
+        *not* guessed).
     categorical : sequence of str or None
-        Columns to one-hot encode; None means the ARFF nominal attributes (none for CSV and ``.npy``).
+        Columns to one-hot encode. None: the matching registry entry's (with ``use_registry``), else the ARFF
+        nominal attributes (none for CSV and ``.npy``).
     categories, missing : str
         Policies of :func:`~precise_kpca.datasets.preprocess.preprocess`.
+    use_registry : bool
+        Take the target, drops and categorical attributes of a registry entry whose name matches the file's
+        (ARFF and CSV). A matching entry whose columns the file lacks raises (the file is then another data set
+        of that name).
 
     Returns
     -------
@@ -189,9 +217,31 @@ def load_path(
         categorical: the message names it).
     """
     table = read_table(path)
+    name = Path(path).name
+    info = registry_entry(path) if use_registry and Path(path).suffix.lower() != ".npy" else None
+    if info is not None:  # a .npy has no column names to match the entry's
+        info = _entry_for_file(info, table, name, target=target, categorical=categorical)
+        return to_matrix(_preprocess_entry(table, info, name, categories=categories, missing=missing))
     frame = preprocess(table, target=target, categorical=categorical, categories=categories, missing=missing,
-                       name=Path(path).name)
+                       name=name)
     return to_matrix(frame)
+
+
+def _entry_for_file(info: DatasetInfo, table: pd.DataFrame, name: str, *, target, categorical) -> DatasetInfo:
+    """The registry entry with the caller's target/categorical in place of its own where given; raises when the
+    file lacks the columns the entry names."""
+    if target is not None:
+        info = replace(info, target=target)
+    if categorical is not None:
+        info = replace(info, categorical=tuple(categorical))
+    named = [info.target] if isinstance(info.target, str) else list(info.target or [])
+    missing = [column for column in [*named, *info.categorical] if column not in table.columns]
+    if missing:
+        raise ValueError(
+            f"{name!r} has the name of the registry's data set {info.name!r} but lacks its column(s) "
+            f"{', '.join(map(repr, missing))}; give --target/--categorical (target=, categorical=) for this file"
+        )
+    return info
 
 
 def resolve(
@@ -230,13 +280,19 @@ def resolve(
     """
     spec = os.fspath(data_spec)
     path = Path(spec)
-    if path.suffix.lower() in SUFFIXES or path.is_file():
+    if is_file_spec(spec):
         return path.stem, load_path(path, target=target, categorical=categorical, missing=missing)
     if target is not None or categorical is not None:
         raise ValueError(f"target/categorical apply to data files only, not to the named data set {spec!r}")
     if spec.startswith(OPENML_PREFIX):
         return load_openml_named(spec[len(OPENML_PREFIX):], missing=missing)
     return spec, load(spec, data_dir=data_dir, missing=missing)
+
+
+def is_file_spec(data_spec: str | os.PathLike[str]) -> bool:
+    """Whether :func:`resolve` reads ``data_spec`` as a file: a known suffix, or an existing file."""
+    path = Path(os.fspath(data_spec))
+    return path.suffix.lower() in SUFFIXES or path.is_file()
 
 
 def _load_bundled(name: str) -> pd.DataFrame:

@@ -12,6 +12,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.spatial.distance import cdist
 
 from ..backends import Backend, Float64Backend, get_backend
 from ..validation import check_data, parse_sigma
@@ -171,7 +172,7 @@ def gaussian_cross_gram(X_new, X, sigma_x, *, backend="float64", dps=None) -> Sy
     b = get_backend(backend, dps)
     s = b.internal(sigma_x) if not isinstance(sigma_x, (int, float)) else b.scalar(sigma_x)
     if isinstance(b, Float64Backend):
-        sq = ((X_new[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
+        sq = cdist(X_new, X, "sqeuclidean")  # direct differences, as squared_distances: no Gram cancellation
     else:
         integers, exp2 = cross_squared_distance_integers(X_new, X)
         sq = b.from_scaled_integers(integers, exp2)

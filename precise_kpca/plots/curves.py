@@ -1,23 +1,31 @@
 """Convergence-curve figures in the style of the paper's Figs 3, 5, 6 and 8.
 
-x = log2 σ, y = normalized log2 measure (Eq. 16), one panel per measure (and per k), a −2 slope guide just below
-the largest-σ certified point, and the float64-naive curve (the paper's computation) dashed on top, so the
-reader sees where float64 breaks. Rigorous points (an enclosure proves their interval) are filled markers, the
-others hollow (:func:`draw_guarantee_markers`); points certified to fewer digits than requested are ringed in red.
+x = log2 σ, y = normalized log2 measure (Eq. 16), one panel per measure (and per k), a slope guide of the
+measure's theoretical order (:data:`SLOPES`) just below the largest-σ certified point, and the float64-naive curve
+(the paper's computation) dashed on top, so the reader sees where float64 breaks; a naive point float64 cannot
+evaluate at all (σ_X² overflows) is a cross on the top edge. Rigorous points (an enclosure proves their interval)
+are filled markers, the others hollow (:func:`draw_guarantee_markers`); points certified to fewer digits than
+requested are ringed in red.
+
+Figures are :class:`matplotlib.figure.Figure` objects made without pyplot, so importing this module selects no
+backend and leaves a notebook's own (inline, widget) alone; ``Figure.savefig`` writes PNG by itself.
 """
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (after selecting the non-interactive backend)
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from ..studies.curves import NAIVE_BACKEND, NAIVE_FAILURE
 
-from ..studies.curves import NAIVE_BACKEND  # noqa: E402
+SLOPES = {"metric": -2, "eigenvalue": -2, "eigenprojection": -2, "pc": -2, "cka": -4}
+"""Slope of each normalized log2 measure in log2 σ as σ → ∞: the metric dissonance is (ρ/σ)²/8 + O(σ⁻⁴)
+(proofs/theorem2), the eigenvalue difference and the eigenprojection and principal-component dissonances are
+O(σ⁻²) (Theorem 3), and 1 − CKA is O(σ⁻⁴) (the σ⁻² term of the centered Gram is the linear Gram itself)."""
+
 LABELS = {
     "metric": "RKHS metric dissonance (Eq. 17)",
     "eigenvalue": "eigenvalue difference (Eq. 18)",
@@ -26,7 +34,7 @@ LABELS = {
     "cka": "Gaussian vs linear CKA",
 }
 GUIDE_OFFSET = 4.0
-"""The −2 slope guide runs parallel to the ideal asymptote through the last point, this many log2 units below."""
+"""The slope guide runs parallel to the ideal asymptote through the last point, this many log2 units below."""
 BREAK_BITS = 0.1
 """The naive curve counts as broken where it differs from the certified one by more than this (log2 units,
 about 7 %), or is not finite."""
@@ -119,16 +127,22 @@ def draw_panel(ax, frame: pd.DataFrame, measure: str, k, *, digits: int | None =
         shown = naive[np.isfinite(naive["normalized"])]
         ax.plot(shown["log2_sigma"], shown["normalized"], "--", color="C1", lw=1.3, label="float64-naive (paper)",
                 zorder=5)
+        reasons = naive["reason"] if "reason" in naive else pd.Series("", index=naive.index)
+        failed = naive[reasons.astype(str).str.startswith(NAIVE_FAILURE)]
+        if len(failed):
+            ax.plot(failed["log2_sigma"], np.full(len(failed), 1.0), "x", color="C1", ms=6, clip_on=False,
+                    transform=ax.get_xaxis_transform(), zorder=6, label="float64-naive: overflows")
         broken = _break_point(certified, naive)
         if broken is not None:
             ax.axvline(broken, color="C1", lw=0.8, ls=":", zorder=1)
             ax.annotate(f"float64 breaks\nlog2 σ ≥ {broken:g}", (broken, 0.97), xycoords=("data", "axes fraction"),
                         ha="right", va="top", fontsize=7, color="C1", xytext=(-3, 0), textcoords="offset points")
-    if len(x) >= 2:
+    slope = SLOPES.get(measure)
+    if len(x) >= 2 and slope is not None:
         start = x[-1] - max((x[-1] - x[0]) / 2, 1.0)
         end_y = y[-1] - GUIDE_OFFSET
-        ax.plot([start, x[-1]], [end_y + 2 * (x[-1] - start), end_y], color="0.45", lw=1, ls="-.", zorder=1,
-                label="slope −2 guide")
+        ax.plot([start, x[-1]], [end_y - slope * (x[-1] - start), end_y], color="0.45", lw=1, ls="-.", zorder=1,
+                label=f"slope {slope} guide (theory)".replace("-", "−"))
     ax.set_title(_title(measure, k), fontsize=9)
     ax.set_xlabel("log2 σ (standardized bandwidth)")
     ax.set_ylabel("normalized log2 measure")
@@ -157,7 +171,8 @@ def plot_curves(frame: pd.DataFrame, *, title: str | None = None, digits: int | 
         raise ValueError("the curve frame has no certified points to plot")
     cols = min(3, len(panels))
     rows = math.ceil(len(panels) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.8 * rows), squeeze=False, layout="constrained")
+    fig = Figure(figsize=(4.6 * cols, 3.8 * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False)
     for ax, (measure, k) in zip(axes.ravel(), panels):
         draw_panel(ax, frame, measure, k, digits=digits)
     for ax in axes.ravel()[len(panels):]:
@@ -182,13 +197,12 @@ def save_curve_plots(frame: pd.DataFrame, out_dir, *, title: str | None = None, 
     fig = plot_curves(frame, title=title, digits=digits)
     paths.append(out_dir / "curves.png")
     fig.savefig(paths[-1], dpi=dpi)
-    plt.close(fig)
     for measure, k in _panels(frame):
-        fig, ax = plt.subplots(figsize=(5.2, 4.0), layout="constrained")
+        fig = Figure(figsize=(5.2, 4.0), layout="constrained")
+        ax = fig.subplots()
         draw_panel(ax, frame, measure, k, digits=digits)
         if title:
             ax.set_title(f"{title}: {_title(measure, k)}", fontsize=9)
         paths.append(out_dir / (f"curve_{measure}" + ("" if pd.isna(k) else f"_k{int(k)}") + ".png"))
         fig.savefig(paths[-1], dpi=dpi)
-        plt.close(fig)
     return paths

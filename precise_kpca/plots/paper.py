@@ -2,20 +2,19 @@
 large-σ values against ρ with a least-squares line (Figs 4, 7).
 
 Curves: certified values solid, the float64-naive recomputation (the paper's arithmetic) dashed in the same
-colour, the paper's largest reliable σ = 2⁷ marked, a −2 slope guide. Rigorous points are filled markers, the
-others hollow, in every figure; the legend says which is which.
+colour, the paper's largest reliable σ = 2⁷ marked, a slope guide of the measure's theoretical order
+(:data:`~precise_kpca.plots.curves.SLOPES`). Rigorous points are filled markers, the others hollow, in every
+figure; the legend says which is which, and gives each data set's ρ (of the rows used, said so when they are a
+subsample). Figures are made without pyplot (:mod:`precise_kpca.plots.curves`).
 """
 from __future__ import annotations
 
-import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (after selecting the non-interactive backend)
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ..studies.curves import NAIVE_BACKEND  # noqa: E402
-from .curves import LABELS, draw_guarantee_markers, hollow_label  # noqa: E402
+from ..studies.curves import NAIVE_BACKEND
+from .curves import LABELS, SLOPES, draw_guarantee_markers, hollow_label
 
 PAPER_LIMIT_LOG2_SIGMA = 7
 
@@ -47,17 +46,18 @@ def draw_measure_across(ax, curves: pd.DataFrame, measure: str, k=None, *, datas
         certified = mine[(mine["requested_backend"] != NAIVE_BACKEND) & np.isfinite(mine["normalized"])]
         naive = mine[(mine["requested_backend"] == NAIVE_BACKEND) & np.isfinite(mine["normalized"])]
         ax.plot(certified["log2_sigma"], certified["normalized"], "-", lw=1.3, color=color,
-                label=f"{name} (ρ={mine['rho'].iloc[0]:.3g})")
+                label=f"{name} ({_rho_label(mine)})")
         drawn.update(draw_guarantee_markers(ax, certified["log2_sigma"], certified["normalized"],
                                             certified["guarantee"], color=color, ms=2.5, labels=False))
         ax.plot(naive["log2_sigma"], naive["normalized"], "--", lw=1.0, color=color, alpha=0.8)
     finite = rows[np.isfinite(rows["normalized"]) & (rows["requested_backend"] != NAIVE_BACKEND)]
-    if len(finite):
+    slope = SLOPES.get(measure)
+    if len(finite) and slope is not None:
         x_max = finite["log2_sigma"].max()
         y_end = finite[finite["log2_sigma"] == x_max]["normalized"].min() - 3
         x_start = max(finite["log2_sigma"].min(), x_max - 12)
-        ax.plot([x_start, x_max], [y_end + 2 * (x_max - x_start), y_end], color="0.4", lw=1, ls="-.",
-                label="slope −2")
+        ax.plot([x_start, x_max], [y_end - slope * (x_max - x_start), y_end], color="0.4", lw=1, ls="-.",
+                label=f"slope {slope} (theory)".replace("-", "−"))
     ax.axvline(PAPER_LIMIT_LOG2_SIGMA, color="0.6", lw=0.8, ls=":")
     ax.plot([], [], "--", color="0.3", lw=1.0, label="float64-naive (paper's arithmetic)")
     if "rigorous" in drawn:
@@ -71,6 +71,14 @@ def draw_measure_across(ax, curves: pd.DataFrame, measure: str, k=None, *, datas
     ax.legend(fontsize=6.5, loc="lower left")
 
 
+def _rho_label(rows: pd.DataFrame) -> str:
+    """``ρ=…`` of the rows used, with the row count when the curve frame says they are a subsample."""
+    rho = f"ρ={rows['rho'].iloc[0]:.3g}"
+    if "n_full" in rows and rows["n"].iloc[0] < rows["n_full"].iloc[0]:
+        return f"{rho} of a {int(rows['n'].iloc[0])}-row subsample"
+    return rho
+
+
 def plot_measure_across(curves: pd.DataFrame, panels, *, datasets=None, title: str | None = None):
     """A figure with one panel per ``(measure, k)`` of ``panels``, all data sets on each (Figs 3, 5, 6, 8).
 
@@ -81,7 +89,8 @@ def plot_measure_across(curves: pd.DataFrame, panels, *, datasets=None, title: s
     panels = list(panels)
     if not panels:
         raise ValueError("no panels to plot")
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels), 4.4), squeeze=False, layout="constrained")
+    fig = Figure(figsize=(5.6 * len(panels), 4.4), layout="constrained")
+    axes = fig.subplots(1, len(panels), squeeze=False)
     for ax, (measure, k) in zip(axes[0], panels):
         draw_measure_across(ax, curves, measure, k, datasets=datasets)
     if title:
@@ -110,7 +119,8 @@ def plot_rho_scatter(log2_rho, log2_values, labels, guarantees, *, fit=None, pap
     matplotlib.figure.Figure
     """
     x, y = np.asarray(log2_rho, dtype=float), np.asarray(log2_values, dtype=float)
-    fig, ax = plt.subplots(figsize=(5.6, 4.4), layout="constrained")
+    fig = Figure(figsize=(5.6, 4.4), layout="constrained")
+    ax = fig.subplots()
     draw_guarantee_markers(ax, x, y, guarantees, color="C0", ms=4, labels=True)
     for xi, yi, label in zip(x, y, labels):
         ax.annotate(label, (xi, yi), fontsize=6, xytext=(3, 2), textcoords="offset points")

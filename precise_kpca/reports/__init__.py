@@ -4,9 +4,11 @@
 >>> result = reproduce(["wine", "cpu"], out_dir="report", max_rows=30, log2_sigmas=range(-4, 31))  # doctest: +SKIP
 
 :func:`reproduce` runs every curve point of the study through the results store (a rerun computes nothing),
-then writes ``table1.csv`` … ``table4.csv``, ``regressions.csv``, ``onsets.csv``, ``curves.csv``,
-``aggregation.csv`` (Fig 2's points), ``fig1.png`` … ``fig8.png``, ``report.md`` and ``provenance.json`` (what produced them: versions, git commit,
-date, machine, and each file's sha256; :mod:`.provenance`) into ``out_dir``.
+then writes ``table1.csv`` … ``table4.csv``, ``regressions.csv``, ``onsets.csv``, ``onset_deviations.csv``,
+``curves.csv``, ``aggregation.csv`` (Fig 2's points), ``fig1.png`` … ``fig8.png``, ``report.md`` and
+``provenance.json`` (what produced them: versions, git commit, date, machine, and each file's sha256;
+:mod:`.provenance`) into ``out_dir``. Every CSV is tidy: one value per cell (the onsets' per-σ evidence is the
+long table ``onset_deviations.csv``), interval ends as exact text.
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ from .study import (
 )
 from .tables import (
     Fit,
+    deviations_table,
     onsets,
     paper_self_check,
     read_k,
@@ -41,6 +44,7 @@ from .tables import (
     regressions,
     table_one,
     table_two,
+    tidy,
 )
 
 __all__ = [
@@ -155,7 +159,8 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
     aggregation, aggregation_k = aggregation_curves(data, plan, progress=progress)
     figures = write_figures(read, out, aggregation=aggregation, aggregation_k=aggregation_k)
     files = []
-    for name, frame in (("table1", table1), ("table2", table2), ("onsets", onset_frame), ("curves", curves),
+    for name, frame in (("table1", table1), ("table2", tidy(table2)), ("onsets", tidy(onset_frame)),
+                        ("onset_deviations", deviations_table(onset_frame)), ("curves", curves),
                         ("table3", fits["table3"]), ("table4", fits["table4"]), ("aggregation", aggregation)):
         files.append(out / f"{name}.csv")
         frame.to_csv(files[-1], index=False)

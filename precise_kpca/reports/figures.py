@@ -106,8 +106,6 @@ def write_figures(curves: pd.DataFrame, out_dir, *, datasets=None, dpi: int = 12
     dict of str to pathlib.Path
         Figure name (``"fig3"`` …) to file.
     """
-    import matplotlib.pyplot as plt
-
     from ..plots.paper import plot_measure_across, plot_rho_scatter
 
     out_dir = Path(out_dir)
@@ -130,7 +128,6 @@ def write_figures(curves: pd.DataFrame, out_dir, *, datasets=None, dpi: int = 12
                                   title=f"{name[:3].capitalize()}. {name[3:]}: certified (solid) vs float64-naive (dashed)")
         written[name] = out_dir / f"{name}.png"
         fig.savefig(written[name], dpi=dpi)
-        plt.close(fig)
     values = at_sigma(curves, paper.FIT_LOG2_SIGMA)
     for name, measure, printed in (("fig4", "metric", paper.AT_2_7_REGRESSIONS["metric"]),
                                    ("fig7", "eigenprojection", paper.AT_2_7_REGRESSIONS["eigenprojection"])):
@@ -150,5 +147,4 @@ def write_figures(curves: pd.DataFrame, out_dir, *, datasets=None, dpi: int = 12
                   f"at σ = 2^7 vs ρ ({len(rows)} data sets)")
         written[name] = out_dir / f"{name}.png"
         fig.savefig(written[name], dpi=dpi)
-        plt.close(fig)
     return dict(sorted(written.items(), key=lambda item: int(item[0][3:])))

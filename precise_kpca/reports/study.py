@@ -264,8 +264,9 @@ def run_study(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore, 
     -------
     RunStats
     """
-    from tqdm.auto import tqdm
+    from ..extras import progress_bar_class
 
+    tqdm = progress_bar_class()
     keys = {name: store.register_data(item.X, name) for name, item in data.items()}
     tasks = plan_tasks(data, plan, keys)
     done = store.existing((task.key for _, task in tasks), retry_uncertified=retry_uncertified)
@@ -343,7 +344,8 @@ def aggregation_curves(data: dict[str, StudyData], plan: StudyPlan, *, progress:
 
 def collect_curves(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore) -> pd.DataFrame:
     """The study's stored points as one frame: the columns of :func:`precise_kpca.convergence_curve` plus
-    ``dataset``, ``rho`` and ``n`` (rows used).
+    ``dataset``, ``rho`` and ``n`` (of the rows used) and ``n_full`` (rows of the whole set: more than ``n`` for a
+    subsample).
 
     Raises
     ------
@@ -359,5 +361,6 @@ def collect_curves(data: dict[str, StudyData], plan: StudyPlan, store: ResultsSt
     names = {key: name for name, key in keys.items()}
     frame = frame.assign(log2_sigma=frame["log2_sigma"].astype(int), dataset=frame["data_hash"].map(names))
     frame = frame.assign(rho=frame["dataset"].map({n: d.rho for n, d in data.items()}),
-                         n=frame["dataset"].map({n: d.X.shape[0] for n, d in data.items()}))
-    return frame[["dataset", "rho", "n"] + COLUMNS].reset_index(drop=True)
+                         n=frame["dataset"].map({n: d.X.shape[0] for n, d in data.items()}),
+                         n_full=frame["dataset"].map({n: d.n_full for n, d in data.items()}))
+    return frame[["dataset", "rho", "n", "n_full"] + COLUMNS].reset_index(drop=True)

@@ -200,6 +200,25 @@ def onsets(curves: pd.DataFrame, data: dict[str, StudyData]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def tidy(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame without its dict-valued evidence columns (``P_deviations``): one value per cell, for CSV.
+    :func:`deviations_table` holds that evidence in long form."""
+    return frame.drop(columns=[c for c in frame.columns if c.endswith("_deviations")])
+
+
+def deviations_table(onset_frame: pd.DataFrame) -> pd.DataFrame:
+    """The onsets' per-σ evidence in long form: one row per (data set, measure, k, protocol, log2 σ) with the
+    ``deviation`` from the asymptote (log2 units) and the point's ``certified_digits``."""
+    rows = []
+    for _, row in onset_frame.iterrows():
+        for protocol in PROTOCOLS:
+            for p, (deviation, digits) in sorted((row.get(f"{protocol}_deviations") or {}).items()):
+                rows.append(dict(dataset=row["dataset"], measure=row["measure"], k=row["k"], protocol=protocol,
+                                 log2_sigma=p, deviation=deviation, certified_digits=digits))
+    columns = ["dataset", "measure", "k", "protocol", "log2_sigma", "deviation", "certified_digits"]
+    return pd.DataFrame(rows, columns=columns)
+
+
 def metric_onset_from_rho(rho: float) -> float:
     """Paper-protocol metric onset from ρ alone, by the proven closed form of the relative metric dissonance,
     1 − √((1 − e^{−v})/v) with v = ρ²/2σ² (proofs/theorem2): a check on the whole data set at no cost."""

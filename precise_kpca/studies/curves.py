@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -28,6 +29,9 @@ RANKED_MEASURES = ("eigenprojection", "pc")
 """Measures that take the rank parameter k (the others get one point per σ, with k missing)."""
 NAIVE_DIGITS = 0
 """Requested digits stored for float64-naive points: they certify nothing, whatever ``digits`` says."""
+NAIVE_FAILURE = "float64-naive cannot evaluate this σ"
+"""Start of the ``reason`` of an overlay point float64 cannot compute at all (σ_X² or u outside its range): the
+point is kept, NaN, instead of aborting the sweep."""
 
 COLUMNS = [
     "log2_sigma", "sigma", "measure", "k", "value", "normalized", "certified_digits", "guarantee", "backend", "dps",
@@ -100,7 +104,14 @@ def compute_point(X: np.ndarray, task: PointTask) -> dict:
     options = {"k": task.k or 1, "backend": key.requested_backend}
     if key.digits != NAIVE_DIGITS:
         options["digits"] = key.digits
-    m = measure(X, key.measure, Fraction(key.sigma), **options)
+    start = time.perf_counter()
+    try:
+        m = measure(X, key.measure, Fraction(key.sigma), **options)
+    except (ValueError, OverflowError) as exc:
+        if key.requested_backend != NAIVE_BACKEND:
+            raise
+        # the certified run of the same point validated the arguments: what is left is float64's range
+        return _naive_failure(task, f"{NAIVE_FAILURE}: {exc}", time.perf_counter() - start)
     return {
         "log2_sigma": float(task.log2_sigma),
         "value": to_float(m.value),
@@ -119,6 +130,16 @@ def compute_point(X: np.ndarray, task: PointTask) -> dict:
         "guarantee": str(m.guarantee),
         "route": "" if m.route is None else str(m.route),
         "reason": str(m.reason),
+    }
+
+
+def _naive_failure(task: PointTask, reason: str, seconds: float) -> dict:
+    """The record of an overlay point float64 cannot evaluate: NaN, guarantee none, the reason kept."""
+    return {
+        "log2_sigma": float(task.log2_sigma), "value": math.nan, "value_text": "nan", "normalized": math.nan,
+        "normalized_text": "nan", "certified_digits": 0, "backend": NAIVE_BACKEND, "dps": 15,
+        "method": "float64-naive (not computable)", "seconds": float(seconds), "lower_text": "", "upper_text": "",
+        "normalized_lower_text": "", "normalized_upper_text": "", "guarantee": "none", "route": "", "reason": reason,
     }
 
 
@@ -244,8 +265,9 @@ def _open_store(store) -> tuple[ResultsStore, bool]:
 
 
 def _progress_bar(total: int, progress):
-    from tqdm.auto import tqdm
+    from ..extras import progress_bar_class
 
+    tqdm = progress_bar_class()
     disable = not progress or (progress != "always" and not sys.stderr.isatty())
     return tqdm(total=total, unit="pt", desc="points", file=sys.stderr, disable=disable, dynamic_ncols=True)
 

@@ -19,6 +19,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
+from ..extras import require
+
 DASK_PREFIX = "dask://"
 
 
@@ -144,6 +146,11 @@ class DaskExecutor(Executor):
         Seconds to wait for the scheduler.
 
     The workers must be able to import ``precise_kpca`` (same version as here).
+
+    Raises
+    ------
+    MissingExtra
+        When dask.distributed is not installed (the ``[dask]`` extra).
     """
 
     name = "dask"
@@ -153,6 +160,7 @@ class DaskExecutor(Executor):
             address = address[len(DASK_PREFIX):]
         if not address or ":" not in address:
             raise ValueError(f"dask scheduler address must look like dask://HOST:PORT, got {address!r}")
+        require("dask", "the dask:// executor")
         self.address = address if "://" in address else f"tcp://{address}"
         self.timeout = timeout
 

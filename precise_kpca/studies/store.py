@@ -284,7 +284,11 @@ class ResultsStore:
         return path
 
     def export_parquet(self, path: str | os.PathLike[str], keys=None) -> Path:
-        """Write :meth:`frame` to Parquet (pyarrow); returns the path."""
+        """Write :meth:`frame` to Parquet (pyarrow, the ``[parquet]`` extra: :class:`~precise_kpca.extras.MissingExtra`
+        without it); returns the path."""
+        from ..extras import require
+
+        require("parquet", "Parquet export")
         path = Path(path)
         self.frame(keys).to_parquet(path, index=False)
         return path

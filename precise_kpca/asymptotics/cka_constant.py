@@ -1,0 +1,152 @@
+"""Theorem 1's constant: C(X) = sup_{σ ≥ ρ/2} (1 − CKA(K_G(σ), K_lin)) / (ρ/σ)², certified on a σ grid, and the
+search for data that make it large.
+
+Guarantee. :func:`ratio_interval` is rigorous: ``measure(X, "cka", σ)`` encloses 1 − CKA (frobenius-enclosure
+engine, exact data) and ρ² is an Arb ball from the exact squared distances, so the ratio's interval is a ball
+quotient. A grid maximum of lower ends is a certified *lower* bound on C(X) (the sup over the continuum is not
+certified: between grid points nothing is claimed). :func:`adversarial_search` is float64 and heuristic; what it
+finds is handed back to :func:`ratio_interval`. proofs/theorem1 shows that no data-independent C exists (the
+family :func:`unit_vectors_and_origins`), so C(X) is a property of each data set.
+
+Hand-written: the measure and the ball arithmetic are the library's and python-flint's; this is bookkeeping.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import flint
+import numpy as np
+from scipy.optimize import minimize
+from scipy.spatial.distance import pdist, squareform
+
+from ..measures import measure
+from ..measures.results import arb_ends
+from ..numerics.exact_geometry import ExactEccentricity
+from ..validation import check_data
+
+GRID_STEPS = (1, Fraction(3, 2), 2, 3, 4, 8, 16)
+"""σ / σ₀ on the grid, σ₀ the smallest dyadic ≥ ρ/2 (8 significant bits)."""
+_BALL_PREC = 128
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """(1 − CKA)/(ρ/σ)² at one exact σ, enclosed.
+
+    Attributes
+    ----------
+    sigma : Fraction
+    lower, upper : float
+        Outward-rounded ends (floats below/above the exact Arb ends).
+    gap_lower, gap_upper : float
+        Ends of 1 − CKA.
+    guarantee : str
+        The measurement's guarantee ("rigorous" unless the measure fell back).
+    """
+
+    sigma: Fraction
+    lower: float
+    upper: float
+    gap_lower: float
+    gap_upper: float
+    guarantee: str
+
+
+def unit_vectors_and_origins(m: int) -> np.ndarray:
+    """X_m of proofs/theorem1: the m unit vectors of R^m and m copies of the origin, shape (2m, m)."""
+    if m < 2:
+        raise ValueError(f"m must be at least 2, got {m}")
+    return np.vstack([np.eye(m), np.zeros((m, m))])
+
+
+def sigma_grid(X) -> list[Fraction]:
+    """Exact σ ≥ ρ/2: σ₀·GRID_STEPS, σ₀ the first 8-bit dyadic at or above ρ/2 (from the exact ρ² ball)."""
+    with flint.ctx.workprec(_BALL_PREC):
+        half = float(ExactEccentricity(check_data(X)).rho_squared().sqrt().upper()) / 2
+    e = math.frexp(half)[1] - 8
+    sigma0 = Fraction(math.ceil(half / 2.0**e)) * Fraction(2) ** e
+    return [sigma0 * Fraction(step) for step in GRID_STEPS]
+
+
+def ratio_interval(X, sigma: Fraction, *, digits: int = 6) -> Ratio:
+    """Rigorous enclosure of (1 − CKA)/(ρ/σ)² at σ > 0 (module docstring); Theorem 1's range σ ≥ ρ/2 is the
+    caller's choice (:func:`sigma_grid`)."""
+    X = check_data(X)
+    m = measure(X, "cka", sigma, digits=digits)
+    with flint.ctx.workprec(_BALL_PREC):
+        rho2 = flint.arb(ExactEccentricity(X).rho_squared())
+        s2 = flint.arb(flint.fmpq(sigma.numerator, sigma.denominator)) ** 2
+        gap = _exact_ball(m.lower).union(_exact_ball(m.upper))
+        lo, hi = arb_ends(gap * s2 / rho2)
+    return Ratio(Fraction(sigma), float(_down(lo)), float(_up(hi)), float(m.lower), float(m.upper), m.guarantee)
+
+
+def _exact_ball(v) -> flint.arb:
+    """An exact binary mpf as an Arb ball of radius 0 (its mantissa fits the working precision)."""
+    sign, man, exp, _ = v._mpf_
+    return flint.arb(flint.fmpz(-int(man) if sign else int(man))) * flint.arb(2) ** int(exp)
+
+
+def _down(v) -> float:
+    f = float(v)
+    return f if f <= v else math.nextafter(f, -math.inf)
+
+
+def _up(v) -> float:
+    f = float(v)
+    return f if f >= v else math.nextafter(f, math.inf)
+
+
+def certified_sup(X, sigmas=None, *, digits: int = 6) -> tuple[float, list[Ratio]]:
+    """max over the grid of the certified lower ends (a lower bound on C(X)), and every grid point."""
+    grid = sigma_grid(X) if sigmas is None else list(sigmas)
+    ratios = [ratio_interval(X, sigma, digits=digits) for sigma in grid]
+    return max(r.lower for r in ratios), ratios
+
+
+# -- heuristic search ------------------------------------------------------------------------------------------
+def float_ratio(X: np.ndarray, s: float) -> float:
+    """(1 − CKA)/(ρ/σ)² in float64 at ρ/σ = 2s, i.e. σ_X = diam/(2s) (d_X cancels); heuristic."""
+    D = squareform(pdist(X, "sqeuclidean"))
+    diam2 = D.max()
+    if diam2 == 0:
+        return 0.0
+    A = _center(np.exp(-D * (2 * s * s) / diam2))
+    L = _center(X @ X.T)
+    na, nl = np.linalg.norm(A), np.linalg.norm(L)
+    if na == 0 or nl == 0:
+        return 0.0
+    return float((1 - (A * L).sum() / (na * nl)) / (4 * s * s))
+
+
+def _center(M: np.ndarray) -> np.ndarray:
+    return M - M.mean(axis=0) - M.mean(axis=1)[:, None] + M.mean()
+
+
+def adversarial_search(n: int, d: int, *, restarts: int = 4, seed: int = 0) -> tuple[np.ndarray, float, float]:
+    """Maximise :func:`float_ratio` over X (n×d) and s ∈ (0, 1] by Nelder–Mead from random starts.
+
+    Returns
+    -------
+    (X, s, ratio)
+        The best configuration (rounded to float32-exact values, so that it is exact data for a rigorous check),
+        its s and its float64 ratio.
+    """
+    rng = np.random.default_rng(seed)
+    best = (None, 0.0, -math.inf)
+
+    def objective(z):
+        s = 1 / (1 + math.exp(-z[-1]))  # s ∈ (0, 1)
+        return -float_ratio(z[:-1].reshape(n, d), s)
+
+    for _ in range(restarts):
+        start = np.concatenate([rng.standard_normal(n * d), [0.0]])
+        result = minimize(objective, start, method="Nelder-Mead",
+                          options=dict(maxiter=400 * (n * d + 1), xatol=1e-6, fatol=1e-10))
+        if -result.fun > best[2]:
+            X = result.x[:-1].reshape(n, d).astype(np.float32).astype(np.float64)
+            s = 1 / (1 + math.exp(-result.x[-1]))
+            best = (X, s, float_ratio(X, s))
+    return best

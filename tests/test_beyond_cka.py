@@ -1,0 +1,59 @@
+"""Theorem 1's constant (asymptotics/cka_constant): rigorous ratios against the closed form of proofs/theorem1."""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from precise_kpca.asymptotics.cka_constant import (
+    adversarial_search, float_ratio, ratio_interval, sigma_grid, unit_vectors_and_origins)
+from proofs import theorem1
+
+EPS = np.finfo(float).eps
+
+
+@pytest.mark.parametrize("m", [3, 8])
+def test_family_interval_contains_closed_form(m):
+    """The frobenius-enclosure interval holds the exact block-algebra value (independent: no matrices)."""
+    X = unit_vectors_and_origins(m)
+    sigma = Fraction(3, 2)
+    r = ratio_interval(X, sigma)
+    s = sp.sqrt(2) / (2 * sp.Rational(3, 2))  # ρ = √2 (diam √2, d_X = 1): ρ/σ = 2s
+    exact = sp.N(theorem1.family_ratio(m, s), 40)
+    assert r.guarantee == "rigorous"
+    assert r.lower <= exact <= r.upper
+    assert r.upper - r.lower <= 64 * EPS * r.upper
+
+
+def test_family_ratio_grows_with_m():
+    """The refutation in numbers: at ρ/σ = 1/4 the exact ratio increases with m far past the paper's 0.0135."""
+    values = [float(theorem1.family_ratio(m, sp.Rational(1, 8))) for m in (10, 100, 1000)]
+    assert values[0] < values[1] < values[2] and values[2] > 0.1
+
+
+def test_float_ratio_agrees_with_enclosure():
+    X = np.random.default_rng(3).standard_normal((12, 3))
+    sigma = sigma_grid(X)[2]
+    r = ratio_interval(X, sigma)
+    from precise_kpca.numerics.geometry import geometry
+
+    s = geometry(X).eccentricity / (2 * float(sigma))
+    assert float_ratio(X, s) == pytest.approx((r.lower + r.upper) / 2, rel=2**20 * EPS)
+
+
+def test_sigma_grid_starts_at_half_rho():
+    from precise_kpca.numerics.geometry import geometry
+
+    X = unit_vectors_and_origins(4)
+    grid = sigma_grid(X)
+    half = Fraction(geometry(X).eccentricity / 2)
+    assert half * (1 - Fraction(1, 2**40)) <= grid[0] < half * Fraction(129, 128)
+    assert grid == sorted(grid)
+
+
+def test_adversarial_search_improves_on_its_start():
+    X, s, value = adversarial_search(4, 1, restarts=1, seed=1)
+    start = np.random.default_rng(1).standard_normal((4, 1))
+    assert value >= float_ratio(start, 0.5) and 0 < s < 1 and X.shape == (4, 1)
