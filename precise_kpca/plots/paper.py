@@ -1,5 +1,6 @@
 """The paper's multi-data-set figures: curves of one measure over several data sets (Figs 3, 5, 6, 8) and
-large-σ values against ρ with a least-squares line (Figs 4, 7).
+large-σ values against ρ with a least-squares line (Figs 4, 7); Fig 1's null-covariance data and Fig 2's two
+aggregations.
 
 Curves: certified values solid, the float64-naive recomputation (the paper's arithmetic) dashed in the same
 colour, the paper's largest reliable σ = 2⁷ marked, a slope guide of the measure's theoretical order
@@ -143,7 +144,7 @@ def plot_rho_scatter(log2_rho, log2_values, labels, guarantees, *, fit=None, pap
     return fig
 
 
-def plot_null_covariance(X, covariance) -> "plt.Figure":
+def plot_null_covariance(X, covariance) -> Figure:
     """Fig 1: two attributes with identity sample covariance that co-vary nonlinearly.
 
     Parameters
@@ -157,7 +158,8 @@ def plot_null_covariance(X, covariance) -> "plt.Figure":
     matplotlib.figure.Figure
     """
     X = np.asarray(X, dtype=float)
-    fig, ax = plt.subplots(figsize=(4.8, 4.4), layout="constrained")
+    fig = Figure(figsize=(4.8, 4.4), layout="constrained")
+    ax = fig.subplots()
     ax.plot(X[:, 0], X[:, 1], "o", ms=2.5, color="C0", alpha=0.7)
     off = float(abs(covariance[0][1]))
     diag = max(abs(float(covariance[i][i]) - 1) for i in range(2))
@@ -169,7 +171,7 @@ def plot_null_covariance(X, covariance) -> "plt.Figure":
     return fig
 
 
-def plot_aggregation(frame: pd.DataFrame, k: int) -> "plt.Figure":
+def plot_aggregation(frame: pd.DataFrame, k: int) -> Figure:
     """Fig 2: eigenprojection dissonance with the mean (left) and the max (right) aggregation of Algorithm 1.
 
     Parameters
@@ -183,7 +185,8 @@ def plot_aggregation(frame: pd.DataFrame, k: int) -> "plt.Figure":
     -------
     matplotlib.figure.Figure
     """
-    fig, axes = plt.subplots(1, 2, figsize=(11.2, 4.4), squeeze=False, layout="constrained", sharey=True)
+    fig = Figure(figsize=(11.2, 4.4), layout="constrained")
+    axes = fig.subplots(1, 2, squeeze=False, sharey=True)
     for ax, aggregate in zip(axes[0], ("mean", "max")):
         mine = frame[frame["aggregate"] == aggregate]
         for index, (name, rows) in enumerate(mine.groupby("dataset", sort=False)):

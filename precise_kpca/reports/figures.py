@@ -55,22 +55,17 @@ def exact_covariance(X) -> list[list[Fraction]]:
 
 def write_fig1(out_dir, *, dpi: int = 120) -> Path:
     """Fig 1 (:func:`null_covariance_data`) as ``fig1.png`` in ``out_dir``."""
-    import matplotlib.pyplot as plt
-
     from ..plots.paper import plot_null_covariance
 
     X = null_covariance_data()
     fig = plot_null_covariance(X, exact_covariance(X))
     path = Path(out_dir) / "fig1.png"
     fig.savefig(path, dpi=dpi)
-    plt.close(fig)
     return path
 
 
 def write_fig2(aggregation: pd.DataFrame, k: int, out_dir, *, dpi: int = 120) -> Path | None:
     """Fig 2 from :func:`precise_kpca.reports.study.aggregation_curves` as ``fig2.png`` (None without data)."""
-    import matplotlib.pyplot as plt
-
     from ..plots.paper import plot_aggregation
 
     if aggregation.empty:
@@ -78,7 +73,6 @@ def write_fig2(aggregation: pd.DataFrame, k: int, out_dir, *, dpi: int = 120) ->
     fig = plot_aggregation(aggregation, k)
     path = Path(out_dir) / "fig2.png"
     fig.savefig(path, dpi=dpi)
-    plt.close(fig)
     return path
 
 
