@@ -169,3 +169,14 @@ def test_long_commands_show_progress(tmp_path, capsys):
     assert "exact σ points" in err and "3/3" in err
     assert main(["eta", str(path), "--no-spectral", "--progress", "never"]) == 0
     assert "C(σ) grid" not in capsys.readouterr().err
+
+
+def test_point_route_names_explicit_backends_and_refuses_unknown_ones():
+    from precise_kpca.studies.curves import sweep_tasks
+
+    X = np.random.default_rng(3).normal(size=(8, 2))
+    mp_task = sweep_tasks(X, [0], measures="eigenvalue", backend="mp", data_key="h")[0]
+    assert cost.point_route(X, mp_task) == "mp"
+    bad = sweep_tasks(X, [0], measures="eigenvalue", backend="abacus", data_key="h")[0]
+    with pytest.raises(ValueError, match="unknown backend 'abacus'"):
+        cost.point_route(X, bad)
