@@ -3,8 +3,8 @@
 Both estimators get the same data, the same bandwidth (KernelPCA's gamma = PreciseKernelPCA's gamma_) and the same
 number of components; scikit-learn keeps its default ``eigen_solver="auto"``. At σ = 1 both are valid; at σ = 2^30
 scikit-learn's exp(−u) has rounded to 1 (its components are noise) while ours are not: the ratio there is the
-price of staying right. Each configuration runs twice: with the default ``enclose=True`` (the eigenvalues
-rigorously enclosed: one more N×N eigensystem and exact products) and with ``enclose=False`` (what KernelPCA
+price of staying right. Each configuration runs twice: with ``enclose=True`` (the eigenvalues
+rigorously enclosed: one more N×N eigensystem and exact products) and with the default ``enclose=False`` (what KernelPCA
 computes, no proof). Each figure is the median of ``--repeat`` runs; the machine's other load is not controlled
 (run with OPENBLAS_NUM_THREADS=1 for a like-for-like single-thread comparison).
 

@@ -13,9 +13,15 @@ that does not exist from one that needs more work, and both from a bug:
   enclosure cannot reach the requested digits); ``remedy`` names the alternatives.
 * :class:`InternalCheckFailed` — a consistency check of the library failed: a bug. It is never caught and turned
   into "not determined"; report it with the input that caused it.
+* :class:`ResourceLimitExceeded` — a request would cost more than a resource limit allows (:mod:`precise_kpca.limits`);
+  the message names the limit, the estimated cost and how to lift it. Raised before the work starts.
+* :class:`StoreError` — a results store cannot be used as asked (read-only, locked, full); its subclass
+  :class:`StoreCorrupted` — rows or pages fail their checks; the message names them and the repair
+  (``precise-kpca store repair``).
 
 The first four are :class:`ArithmeticError` subclasses (they are about numbers); :class:`InternalCheckFailed` is
-not, so an ``except ArithmeticError`` never swallows a bug.
+not, so an ``except ArithmeticError`` never swallows a bug. The last two are :class:`ValueError` subclasses: a request
+beyond the limits and a damaged store are faults of the input, reported like bad arguments.
 """
 from __future__ import annotations
 
@@ -102,5 +108,53 @@ class InternalCheckFailed(PreciseKPCAError, RuntimeError):
         self.check = check
 
 
-__all__ = ["InsufficientPrecision", "InternalCheckFailed", "NoConvergence", "PreciseKPCAError", "RouteUnavailable",
-           "Undetermined"]
+class ResourceLimitExceeded(PreciseKPCAError, ValueError):
+    """A request would exceed a resource limit; nothing has been computed.
+
+    Parameters
+    ----------
+    parameter : str
+        The argument at fault (e.g. ``"dps"``, ``"sigma"``, ``"log2_sigmas"``).
+    limit : str
+        The limit's name in :mod:`precise_kpca.limits` (``"max_dps"``...).
+    value, allowed : object
+        What was asked and what the limit allows.
+    estimate : str
+        The estimated cost of the request (time, memory).
+    """
+
+    def __init__(self, parameter: str, limit: str, value, allowed, estimate: str):
+        from .limits import lift_hint
+
+        super().__init__(f"{parameter}={value} exceeds the limit {limit}={allowed} ({estimate}); {lift_hint(limit)}")
+        self.parameter = parameter
+        self.limit = limit
+        self.value = value
+        self.allowed = allowed
+        self.estimate = estimate
+
+
+class StoreError(PreciseKPCAError, ValueError):
+    """A results store cannot be used as asked (read-only, locked, full, not a store); the message says why."""
+
+
+class StoreCorrupted(StoreError):
+    """A results store has rows or pages that fail their checks.
+
+    Parameters
+    ----------
+    path : str
+    problems : list of str
+        One line per bad row or page (rowid and key, or SQLite's report).
+    """
+
+    def __init__(self, path: str, problems: list[str]):
+        shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
+        super().__init__(f"results store {path!r} is damaged: {shown}. Run 'precise-kpca store check {path}' for the "
+                         f"full report and 'precise-kpca store repair {path}' to keep every intact row")
+        self.path = path
+        self.problems = list(problems)
+
+
+__all__ = ["InsufficientPrecision", "InternalCheckFailed", "NoConvergence", "PreciseKPCAError", "ResourceLimitExceeded",
+           "RouteUnavailable", "StoreCorrupted", "StoreError", "Undetermined"]

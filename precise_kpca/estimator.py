@@ -18,7 +18,7 @@ Backend ``"auto"``:
    like scikit-learn's ``eigen_solver="auto"`` for N > 200 and fewer than 10 components): if that error over
    min(λ_i, gap_i) is ≤ 1e-8 (gap_i: distance to the nearest other eigenvalue) the float64 result is kept — at
    least 8 correct digits per eigenpair;
-2. otherwise ``"mp"`` at ``dps = 13 + ⌈log10 N⌉ + ⌈4·log10 max(σ, 1)⌉`` decimal digits (σ = σ_X / d_X): eigenvalues
+2. otherwise ``"mp"`` at ``dps = max(15, 13 + ⌈log10 N⌉ + ⌈4·log10 max(σ, 1)⌉)`` decimal digits (σ = σ_X / d_X): eigenvalues
    beyond the linear rank shrink like σ⁻⁴ relative to λ₁ (the quadratic part of the Gaussian kernel), and 8
    digits of those need 8 + log10 N + 4 log10 σ digits of working precision (5 more as guard). The same check is
    repeated at mp's eps; when it fails the precision is doubled once, and a ``RuntimeWarning`` names any
@@ -61,6 +61,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from . import limits
 from .approx.rigorous import sigma_x2_ball
 from .backends import get_backend
 from .backends.ozaki import FixedMatrix
@@ -89,7 +90,8 @@ def auto_dps(sigma, n: int) -> int:
     and N rows (module docstring, rule 2)."""
     sigma = parse_sigma(sigma)
     log10_sigma = max(0.0, math.log10(sigma.numerator) - math.log10(sigma.denominator))
-    return 13 + math.ceil(math.log10(n)) + math.ceil(4 * log10_sigma)
+    # never below the 15 digits the mp backend needs to hold float64 input exactly (N < 100 and σ ≤ 1 give 14)
+    return max(15, 13 + math.ceil(math.log10(n)) + math.ceil(4 * log10_sigma))
 
 
 def error_bounds(values: np.ndarray, n_components: int, eps: float, *, n: int | None = None,
@@ -229,8 +231,11 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         See the module docstring for ``"auto"``. ``"float64"`` always uses the stable float64 Gram.
     dps : int, optional
         Decimal digits for ``backend="mp"`` (default: the "auto" rule). Not allowed with ``"float64"``.
-    enclose : bool, default True
-        Enclose the returned eigenvalues rigorously (module docstring); False skips that cost.
+    enclose : bool, default False
+        Enclose the returned eigenvalues rigorously (module docstring, ``"rigorous"``). Off by default so that
+        ``fit`` stays within a few times scikit-learn's KernelPCA (the enclosure costs a full N×N eigensystem and
+        exact products: 170× KernelPCA at N = 1000, ``benchmarks/estimator_bench.py``); the guarantee of what is
+        returned is always in ``eigenvalues_guarantee_``.
 
     Attributes
     ----------
@@ -274,7 +279,7 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     """
 
     def __init__(self, n_components=None, *, kernel="rbf", gamma=None, sigma=None, fit_inverse_transform=False,
-                 alpha=1.0, backend="auto", dps=None, enclose=True):
+                 alpha=1.0, backend="auto", dps=None, enclose=False):
         self.n_components = n_components
         self.kernel = kernel
         self.gamma = gamma
@@ -310,6 +315,8 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         if not (isinstance(self.alpha, (int, float, np.number)) and not isinstance(self.alpha, bool)
                 and self.alpha > 0):
             raise ValueError(f"alpha must be a positive number, got {self.alpha!r}")
+        if self.dps is not None:
+            get_backend("mp", self.dps)  # dps=0 or beyond the limits is refused, not replaced by the "auto" rule
 
     def _bandwidth(self) -> tuple[str, Fraction]:
         """("gamma", γ) or ("sigma", σ), exact."""
@@ -422,6 +429,9 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     def _system(self, X, bandwidth, backend, dps, wanted):
         """Gram, its centered eigensystem (the pairs asked for plus one eigenvalue), and Lanczos residuals."""
+        if backend == "mp":  # refused before an hours-long run (the auto rule grows like 4 log10 sigma)
+            kind, value = bandwidth
+            limits.check_mp_eigensystem(X.shape[0], dps, parameter=kind, value=repr(str(value)))
         gram = self._gram(X, bandwidth, backend, dps)
         centered = double_center(gram)
         n = X.shape[0]

@@ -18,6 +18,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from .validation import exact_float64
+
 __all__ = [
     "polynomial_feature_exponents",
     "polynomial_feature_weights",
@@ -57,7 +59,7 @@ def as_float_matrix(X, *, where: str, name: str = "X") -> np.ndarray:
         raise ValueError(f"{where}: {name} must be 2-D, got shape {X.shape}")
     if X.dtype.kind not in "biuf":
         raise ValueError(f"{where}: {name} must be real numeric, got dtype {X.dtype}")
-    X = X.astype(np.float64)
+    X = exact_float64(X, name, prefix=f"{where}: ")  # integers beyond 2^53 or long doubles are refused, not rounded
     bad = np.argwhere(~np.isfinite(X))
     if bad.size:
         i, j = map(int, bad[0])

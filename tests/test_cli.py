@@ -66,7 +66,9 @@ def test_curves_writes_tables_and_plots_and_resumes(data_file, tmp_path, capsys)
             "--digits", "8", "--out", str(out), "--store", str(tmp_path / "s.sqlite"), "--executor", "serial"]
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    text = [c for c in COLUMNS if c.endswith("_text") or c in ("sigma", "guarantee", "route", "reason", "method")]
+    text = [c for c in COLUMNS if c.endswith("_text") or c in ("sigma", "guarantee", "route", "reason", "method", "tau",
+                                                               "median", "aggregate", "requested_guarantee",
+                                                               "code_version")]
     frame = pd.read_csv(out / "curves.csv", dtype=dict.fromkeys(text, str), keep_default_na=False,
                         na_values={c: ["", "NaN", "nan"] for c in COLUMNS if c not in text})
     assert len(frame) == 2 * 3 * 5  # (metric + eigenprojection k=1,2) × 5 σ, certified and naive

@@ -87,7 +87,7 @@ def test_auto_goes_to_mp_beyond_the_linear_rank_and_beyond_the_float_range():
     assert abs(float64_only.eigenvalues_[3] / check.eigenvalues_[3] - 1) > 1e-6  # what auto avoided
     assert float64_only.eigenvalues_guarantee_ == "none" and np.isnan(float64_only.eigenvalues_lower_).all()
     # enclosed, the float64 backend's λ₄ is replaced by the enclosure's midpoint: right, and proven so
-    enclosed = PreciseKernelPCA(4, sigma="2**20", backend="float64").fit(X)
+    enclosed = PreciseKernelPCA(4, sigma="2**20", backend="float64", enclose=True).fit(X)
     assert enclosed.eigenvalues_guarantee_ == "rigorous"
     assert abs(enclosed.eigenvalues_[3] / check.eigenvalues_[3] - 1) < 1e-7
     huge = PreciseKernelPCA(2, sigma="2**600").fit(X)  # σ_X² overflows float64
@@ -102,7 +102,7 @@ def test_auto_goes_to_mp_beyond_the_linear_rank_and_beyond_the_float_range():
 def test_rigorous_eigenvalues_contain_an_independent_reference(seed, log2_sigma, n_components, backend):
     """mpmath.eigsy of H K H built from exp(−u) at twice the enclosures' digits (tests/neighbours_reference.py)."""
     X = np.random.default_rng(seed).normal(size=(9, 3)) * [1.0, 3.0, 0.5]
-    fitted = PreciseKernelPCA(n_components, sigma=f"2**{log2_sigma}", backend=backend).fit(X)
+    fitted = PreciseKernelPCA(n_components, sigma=f"2**{log2_sigma}", backend=backend, enclose=True).fit(X)
     assert fitted.eigenvalues_guarantee_ == "rigorous"
     reference = hkh_eigenvalues(X, Fraction(2) ** log2_sigma, n_components, dps=45 + max(log2_sigma, 0))
     for lower, value, upper, exact in zip(fitted.eigenvalues_lower_, fitted.eigenvalues_, fitted.eigenvalues_upper_,
@@ -114,6 +114,7 @@ def test_rigorous_eigenvalues_contain_an_independent_reference(seed, log2_sigma,
 
 def test_eigenvalue_guarantee_without_enclosure():
     X = RANDOM[:12, :3]
+    assert PreciseKernelPCA(2, sigma=1).fit(X).eigenvalues_guarantee_ == "heuristic"  # the default: no enclosure
     assert PreciseKernelPCA(2, sigma=1, enclose=False).fit(X).eigenvalues_guarantee_ == "heuristic"  # auto's check
     assert PreciseKernelPCA(2, sigma=1, backend="mp", dps=30, enclose=False).fit(X).eigenvalues_guarantee_ == "none"
     fitted = PreciseKernelPCA(2, sigma=1, backend="float64", enclose=False).fit(X)
@@ -122,8 +123,9 @@ def test_eigenvalue_guarantee_without_enclosure():
 
 
 def test_dps_rule_and_error_bounds():
-    assert auto_dps(1, 10) == 14 and auto_dps(2**20, 100) == 15 + 25
-    assert auto_dps(0.25, 10) == 14  # no extra digits below σ = 1
+    assert auto_dps(1, 100) == 15 and auto_dps(2**20, 100) == 15 + 25
+    assert auto_dps(0.25, 100) == 15  # no extra digits below σ = 1
+    assert auto_dps(1, 10) == 15  # 14 by the formula: the mp backend's floor of 15 digits
     bounds = error_bounds(np.array([1.0, 0.5, 0.5 - 1e-9, 1e-20]), 3, eps=2.0**-52)
     assert bounds[0] == pytest.approx(4 * 2.0**-52 / 0.5) and bounds[1] > 1e-8 and bounds[2] > 1e-8
 
@@ -195,7 +197,7 @@ def test_rigorous_eigenvalues_with_gamma_contain_an_independent_reference(seed, 
     """γ = 2^p / 3: σ_X = (2γ)^(−1/2) is irrational, so the enclosure is built at a rational σ' and widened."""
     X = np.random.default_rng(seed).normal(size=(8, 3)) * [1.0, 3.0, 0.5]
     gamma = Fraction(2) ** log2_gamma / 3
-    fitted = PreciseKernelPCA(n_components, gamma=gamma).fit(X)
+    fitted = PreciseKernelPCA(n_components, gamma=gamma, enclose=True).fit(X)
     assert fitted.eigenvalues_guarantee_ == "rigorous"
     reference = _mp_reference_spectrum(X, gamma, dps=60 - log2_gamma, floats=False)
     for lower, value, upper, exact in zip(fitted.eigenvalues_lower_, fitted.eigenvalues_, fitted.eigenvalues_upper_,

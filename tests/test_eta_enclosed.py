@@ -1,6 +1,8 @@
 """Theorem 3's σ → ∞ limits, enclosed (asymptotics/enclosed_limits.py): every interval against an independent
 mpmath reference at twice the digits (tests/first_order_reference.py), exact ties, duplicates, both ways of
 applying E₁, and the rigorous measure at σ = 2^60."""
+from unittest import mock
+
 import mpmath
 import numpy as np
 import pytest
@@ -10,10 +12,11 @@ from hypothesis import strategies as st
 from precise_kpca.asymptotics import EnclosedLimits, ExactEccentricity, eigenprojection_constant, eigenvalue_constant
 from precise_kpca.asymptotics.adversarial import two_shells
 from precise_kpca.asymptotics.enclosed_limits import enclose
+from precise_kpca.asymptotics import first_order_operator as operator_module
 from precise_kpca.asymptotics.first_order_operator import ROUTES, first_order_operator
-from precise_kpca.certify.linear_enclosure import linear_enclosure
+from precise_kpca.certify.linear_enclosure import exact_linear, linear_enclosure
 from precise_kpca.datasets import load
-from precise_kpca.errors import Undetermined
+from precise_kpca.errors import InsufficientPrecision, Undetermined
 
 from .first_order_reference import Reference
 from .strategies import data_sets
@@ -76,16 +79,38 @@ def _check_null_block(X, route, ref):
     ctx = ref.ctx
     ratio = ref.null_top() / ref.values[0]
     slack = (abs(ratio) + 1) * (ref.accuracy + ctx.mpf(10) ** (-2 * DIGITS))
-    def q(x):
-        return ctx.mpf(x.numerator) / x.denominator
-
-    assert q(lo) / q(lin.upper(0)) - slack <= ratio <= q(hi) / q(lin.lower(0)) + slack
+    assert _q(ctx, lo) / _q(ctx, lin.upper(0)) - slack <= ratio <= _q(ctx, hi) / _q(ctx, lin.lower(0)) + slack
 
 
 @given(data_sets(max_rows=9, max_dim=3), st.sampled_from(ROUTES))
 @settings(max_examples=25, deadline=None)
 def test_limits_contain_the_reference_on_random_data(X, route):
     _check_against_reference(X, route)
+
+
+@given(st.one_of(data_sets(max_rows=9, max_dim=3), symmetric_sets()))
+@settings(max_examples=15, deadline=None)
+def test_dense_rayleigh_bound_of_the_null_block_contains_the_reference(X):
+    """The dense route's fallback for large N·q (exact Rayleigh quotient, Kato–Temple or Frobenius), forced."""
+    try:
+        lin = linear_enclosure(X, 128)
+    except ValueError:
+        assume(False)  # all rows equal
+    operator_module._operator_cached.cache_clear()
+    with mock.patch.object(operator_module, "_COMPRESSION_MAX_ENTRIES", 0):
+        lo, hi = first_order_operator(X, "dense").null_top
+        method = first_order_operator(X, "dense").null_method
+    operator_module._operator_cached.cache_clear()
+    assert "compression" not in method
+    ref = Reference(X, REF_DPS)
+    ctx = ref.ctx
+    ratio = ref.null_top() / ref.values[0]
+    slack = (abs(ratio) + 1) * (ref.accuracy + ctx.mpf(10) ** (-2 * DIGITS))
+    assert _q(ctx, lo) / _q(ctx, lin.upper(0)) - slack <= ratio <= _q(ctx, hi) / _q(ctx, lin.lower(0)) + slack
+
+
+def _q(ctx, x):
+    return ctx.mpf(x.numerator) / x.denominator
 
 
 @given(symmetric_sets(), st.sampled_from(ROUTES))
@@ -158,14 +183,14 @@ def _second_order_tolerance(X, limit, log2_sigma: int):
     """Bound on |σ²·m(σ) − lim| from the first neglected order of the expansion.
 
     σ_X² H K_G H = L + ε²E₁ + ε⁴E₂ + O(ε⁶), E₂ = −H D^{∘3} H/48, ε = 1/(d_X σ). The second-order coefficients of
-    the eigenvalues and eigenvectors are at most ‖E₂‖ + ‖E₁‖²/g (g the smallest gap of L's spectrum, 0 included),
-    so relative to the first-order ones (size ‖E₁‖) the next term is ε²(‖E₂‖/‖E₁‖ + ‖E₁‖/g), and
-    ‖E₂‖/‖E₁‖ ≤ diam²/6 = ρ² d_X²/6. Both ratios enter with a factor 4 to spare for the constants of the
-    expansion (sums over the spectrum, the normalization of the angle).
+    the eigenvalues and eigenvectors are at most ‖E₂‖ + ‖E₁‖²/g (g the smallest gap between L's distinct
+    eigenvalues, 0 included; exact ties are one cluster), so relative to the first-order ones (size ‖E₁‖) the next
+    term is ε²(‖E₂‖/‖E₁‖ + ‖E₁‖/g), and ‖E₂‖/‖E₁‖ ≤ diam²/6 = ρ² d_X²/6. Both ratios enter with a factor 4 to
+    spare for the constants of the expansion (sums over the spectrum, the normalization of the angle).
     """
     enc = enclose(X, 128)
     lin = enc.lin
-    gaps = [lin.lower(i) - lin.upper(i + 1) for i in range(lin.rank)]
+    gaps = [lin.lower(i) - lin.upper(i + 1) for i in range(lin.rank) if lin.separated(i + 1)]  # exact ties: no gap
     ratio = float(enc.norm.upper()) / float(min(gaps))
     rho2 = ExactEccentricity(X).rho() ** 2
     return abs(limit) * 4 * (rho2 / 6 + ratio / float(enc.d_x2.mid())) * 2.0 ** (-2 * log2_sigma)
@@ -199,3 +224,22 @@ def test_tic_tac_toe_ties_are_undetermined_and_the_rest_rigorous(data_dir):
     heuristic = eigenvalue_constant(X, guarantee="heuristic")  # the old path agrees where it claims digits
     assert heuristic.guarantee == "heuristic"
     assert heuristic.lower <= eigenvalue.upper and eigenvalue.lower <= heuristic.upper
+
+
+def test_dense_compression_raises_its_precision_until_the_solve_succeeds():
+    """The dense route's null block starts its Arb solve far too coarse (2 bits: C's ball inverse fails, 4 bits
+    succeed with wide balls): the precision doubles, the balls' radii widen the enclosure (Weyl) so that it still
+    contains the reference, and when no doubling is allowed the failure is typed."""
+    X = np.random.default_rng(4).normal(size=(12, 3)) * np.array([1.0, 1.0, 1e-6])  # C ill-conditioned
+    exact = exact_linear(X)
+    lo, hi = operator_module._compressed_null_top(exact, prec=2)
+    ref = Reference(X, REF_DPS)
+    lin = linear_enclosure(X, 128)
+    scale = operator_module._features_scale(exact)
+    ratio = ref.null_top() / ref.values[0]
+    slack = (abs(ratio) + 1) * (ref.accuracy + ref.ctx.mpf(10) ** (-2 * DIGITS))
+    ctx = ref.ctx
+    assert _q(ctx, scale * lo) / _q(ctx, lin.upper(0)) - slack <= ratio
+    assert ratio <= _q(ctx, scale * hi) / _q(ctx, lin.lower(0)) + slack
+    with mock.patch.object(operator_module, "_SOLVE_DOUBLINGS", 1), pytest.raises(InsufficientPrecision):
+        operator_module._compressed_null_top(exact, prec=2)

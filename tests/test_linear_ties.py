@@ -53,3 +53,32 @@ def test_a_cyclic_symmetry_gives_a_double_eigenvalue_and_a_zero_is_ignored():
 def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="NaN"):
         tied_linear_eigenvalues(np.array([[1.0, np.nan], [0.0, 1.0], [2.0, 3.0]]))
+
+
+def _tied_boards():
+    """12 one-hot boards of 3 cells × 3 states, closed under the cells' permutations: λ₁ = λ₂, λ₃ = λ₄ exactly."""
+    import itertools
+
+    boards = [b for b in itertools.product(range(3), repeat=3) if sorted(b) in ([0, 1, 2], [0, 0, 1], [1, 1, 2])]
+    return np.array([[float(b[c] == s) for c in range(3) for s in range(3)] for b in boards])
+
+
+@pytest.mark.parametrize("bits", [256, 512, 768])
+def test_the_linear_enclosure_reaches_its_grid_across_exact_ties(bits):
+    """The eigen-refinement stalls inside exact ties (radius 3e-77 at 512 bits, 8e-31 at 768, before the eigsy
+    fallback); the radius must be within 2^24 grid units of λ₁·2^-bits, so σ = 2^200 keeps its digits. The
+    eigenvalues are checked against mpmath.eigsy of the exact integer S at twice the bits."""
+    import mpmath
+
+    from precise_kpca.certify.linear_enclosure import linear_enclosure
+
+    lin = linear_enclosure(_tied_boards(), bits)
+    assert lin.radius <= abs(lin.values[0]) * Fraction(2) ** (24 - bits)
+    ctx = mpmath.MPContext()
+    ctx.prec = 2 * bits + 64
+    small = lin.exact.small
+    exact = sorted(ctx.eigsy(ctx.matrix([[int(small[i, j]) for j in range(small.ncols())]
+                                         for i in range(small.nrows())]))[0], reverse=True)
+    for i in range(lin.rank):
+        assert ctx.mpf(lin.lower(i).numerator) / lin.lower(i).denominator <= exact[i]
+        assert exact[i] <= ctx.mpf(lin.upper(i).numerator) / lin.upper(i).denominator

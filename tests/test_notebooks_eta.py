@@ -25,3 +25,4 @@ def test_eta_notebook_executes(tmp_path):
     client.execute()
     outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "lim_{σ→∞} C = 1/8" in outputs
+    assert "Theorem 3 limits: rigorous ; fewest certified digits:" in outputs  # no heuristic limit in the table

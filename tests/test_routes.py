@@ -219,3 +219,12 @@ def test_cli_plan_prints_the_steps(tmp_path, capsys, ran, guarantee, measure, si
     for i, step in enumerate(the_plan.steps):
         assert f"  {i + 1}. {step.engine}: " in out
     assert ("agreement" in out) == (guarantee == "heuristic" and measure != "metric")
+
+
+def test_the_eigenvalue_measure_past_the_float64_residual_is_enclosed(ran):
+    """σ = 2^400: E's entries (~2^-800) underflow float64, so the structured approximation is built at σ·2^-m and
+    scaled back exactly (it was a ValueError); the enclosure still certifies the digits and holds the reference."""
+    X = _data()
+    m = precise_kpca.measure(X, "eigenvalue", Fraction(2) ** 400)
+    assert m.route.engine == "structured-enclosure" and not m.short and m.certified_digits >= 10
+    assert check_measurement(m, X) == "rigorous"

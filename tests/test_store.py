@@ -16,6 +16,7 @@ import pytest
 
 from precise_kpca.studies import ResultsStore, convergence_curve
 from precise_kpca.studies.store import ENV_VAR, NO_K, PointKey, data_hash, default_path
+from precise_kpca.studies.versions import route_version
 
 from .conftest import REPO_ROOT
 
@@ -26,12 +27,15 @@ def _record(value: float, guarantee: str = "rigorous", certified_digits: int = 1
         "normalized_text": "-1.5", "certified_digits": certified_digits, "backend": "mp", "dps": 40,
         "method": "test", "seconds": 0.25, "lower_text": "", "upper_text": "", "normalized_lower_text": "",
         "normalized_upper_text": "", "guarantee": guarantee, "route": "", "reason": "",
+        "code_version": route_version(None),
     }
 
 
 def _keys(store, backend: str, count: int) -> list[PointKey]:
     h = store.register_data(np.eye(3), "eye")
-    return [PointKey(h, "metric", NO_K, f"{i + 1}/16", backend, 10) for i in range(count)]
+    guarantee = "none" if backend == "float64-naive" else "heuristic" if backend in ("float64", "mp") else "rigorous"
+    return [PointKey(h, "metric", NO_K, f"{i + 1}/16", backend, 10, requested_guarantee=guarantee)
+            for i in range(count)]
 
 
 def test_a_certified_request_reuses_rigorous_and_undetermined_points_until_retried(tmp_path):
@@ -99,7 +103,9 @@ CREATE TABLE IF NOT EXISTS points (
 """The schema of stores written before guarantees were recorded (precise_kpca 3013899), as a literal."""
 
 
-def test_a_store_of_the_old_schema_opens_and_its_certified_rows_are_replaced(tmp_path):
+def test_a_store_of_the_old_schema_opens_and_its_rows_are_replaced(tmp_path):
+    """Rows stored before code versions were recorded are kept, read back, and recomputed (naive ones too: the code
+    that computed them is unknown)."""
     path = tmp_path / "old.sqlite"
     X = np.random.default_rng(5).normal(size=(7, 2))
     h = data_hash(X)
@@ -110,22 +116,23 @@ def test_a_store_of_the_old_schema_opens_and_its_certified_rows_are_replaced(tmp
             db.execute("INSERT INTO points VALUES (?, 'metric', 0, '1', ?, ?, 0.0, 0.25, '0.25', -2.0, '-2.0', ?, "
                        "'arb', 30, 'old method', 0.5, 1.0)", (h, backend, digits, certified))
     db.close()
-    auto, naive = (PointKey(h, "metric", NO_K, "1", backend, digits)
-                   for backend, digits in (("auto", 10), ("float64-naive", 0)))
+    auto, naive = (PointKey(h, "metric", NO_K, "1", backend, digits, requested_guarantee=guarantee)
+                   for backend, digits, guarantee in (("auto", 10, "rigorous"), ("float64-naive", 0, "none")))
     for _ in range(2):  # the second opening finds the columns there
         with ResultsStore(path) as store:
             old = store.frame()
-            assert store.existing([auto, naive]) == {naive}  # 15 digits, but of unknown guarantee
+            assert store.existing([auto, naive]) == set()  # of unknown guarantee and code version
     assert list(old["guarantee"]) == ["unknown", "unknown"] and (old[["lower_text", "route", "reason"]] == "").all().all()
     assert list(old["value"]) == [0.25, 0.25] and list(old["method"]) == ["old method"] * 2
 
     frame = convergence_curve(X, [0], measures="metric", digits=10, store=path, executor="serial", progress=False,
                               naive_overlay=True)
-    assert frame.attrs == {"computed": 1, "reused": 1}
-    certified, kept = frame.iloc[0], frame.iloc[1]
+    assert frame.attrs == {"computed": 2, "reused": 0}
+    certified, naive_row = frame.iloc[0], frame.iloc[1]
     assert certified["requested_backend"] == "auto" and certified["guarantee"] == "rigorous"
     assert certified["lower_text"] and certified["value"] != 0.25 and certified["method"] != "old method"
-    assert kept["requested_backend"] == "float64-naive" and kept["guarantee"] == "unknown" and kept["value"] == 0.25
+    assert naive_row["requested_backend"] == "float64-naive" and naive_row["guarantee"] == "none"
+    assert naive_row["value"] != 0.25 and naive_row["code_version"] == route_version("naive")
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT COUNT(*) FROM points").fetchone()[0] == 2  # replaced, not added
     db.close()
@@ -135,7 +142,7 @@ def test_a_heuristic_point_is_recomputed_for_a_rigorous_request(tmp_path):
     path = tmp_path / "h.sqlite"
     X = np.random.default_rng(5).normal(size=(7, 2))
     with ResultsStore(path) as store:
-        key = PointKey(store.register_data(X, "h"), "metric", NO_K, "1", "auto", 10)
+        key = PointKey(store.register_data(X, "h"), "metric", NO_K, "1", "auto", 10, median="full")
         store.put(key, _record(0.25, "heuristic", 14))
     frame = convergence_curve(X, [0], measures="metric", digits=10, store=path, executor="serial", progress=False)
     assert frame.attrs == {"computed": 1, "reused": 0}
@@ -164,6 +171,7 @@ def test_put_existing_frame_round_trip(tmp_path):
         store.put(other, _record(0.25))
         store.put(other, _record(0.125, "heuristic"))  # same key: replaced, not duplicated
         assert store.existing([key, other, PointKey(key.data_hash, "metric", NO_K, "1/16", "auto", 11)]) == {key}
+        assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM points").fetchone()[0] == 2
         # committed at once: a second connection sees both rows
         assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM points").fetchone()[0] == 2
         frame = store.frame([other, key])
@@ -201,7 +209,7 @@ def test_location_argument_env_var_and_cache(tmp_path, monkeypatch):
 def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path):
     bad = tmp_path / "not.sqlite"
     bad.write_text("this is not sqlite " * 200)
-    with pytest.raises(ValueError, match="cannot open results store.*not.sqlite"):
+    with pytest.raises(ValueError, match="results store .*not.sqlite.* is damaged: not an SQLite database"):
         ResultsStore(bad)
 
 
@@ -219,6 +227,8 @@ SWEEP = textwrap.dedent("""
 
 
 def _rows(path) -> int:
+    if not path.exists():  # sqlite3.connect would create an empty file, which the store refuses as truncated
+        return 0
     try:
         with sqlite3.connect(path, timeout=5) as db:
             return db.execute("SELECT COUNT(*) FROM points").fetchone()[0]

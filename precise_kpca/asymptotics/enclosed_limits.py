@@ -328,9 +328,10 @@ def enclosed_limit(X: np.ndarray, evaluate, digits: int, *, route: str | None = 
     """The ends (exact mpf) of ``evaluate(enclosure)``'s ball, the bits used and why it is short (or "").
 
     The linear basis starts with enough bits for ``digits`` and doubles until the interval certifies them or
-    ``max_bits`` is passed (then the narrowest interval is returned with the reason). An interval that contains 0
-    and is narrower than 10^(−2·digits) stops the doubling: the limits are dimensionless, and such a value is 0 to
-    twice the requested digits, which no relative digit can certify.
+    ``max_bits`` is passed (then the narrowest interval is returned with the reason). The doubling also stops when
+    it no longer halves the interval (its width is then set by a part that does not depend on the basis: the null
+    block's enclosure), and when the interval contains 0 and is narrower than 10^(−2·digits): the limits are
+    dimensionless, and such a value is 0 to twice the requested digits, which no relative digit can certify.
 
     Raises
     ------
@@ -340,7 +341,7 @@ def enclosed_limit(X: np.ndarray, evaluate, digits: int, *, route: str | None = 
         The limit does not exist (it depends on a basis inside an exact tie).
     """
     bits = 64 * math.ceil((digits * _DIGIT_BITS + 64) / 64)
-    best, failure = None, None
+    best, failure, width = None, None, None
     while bits <= max_bits:
         try:
             enc = enclose(X, bits, route)
@@ -357,6 +358,10 @@ def enclosed_limit(X: np.ndarray, evaluate, digits: int, *, route: str | None = 
             if ends[0] <= 0 <= ends[1] and ends[1] - ends[0] < mpmath.mpf(10) ** (-2 * digits):
                 return ends, bits, f"the limit is 0 to within {mpmath.nstr(ends[1] - ends[0], 3)}: no relative digit " \
                                    "can be certified"
+            if width is not None and 2 * (ends[1] - ends[0]) > width:
+                return best[0], best[1], (f"the enclosure certifies {best[2]} of the {digits} digits requested; more "
+                                          f"bits do not narrow it (the null block's enclosure: {enc.op.null_method})")
+            width = ends[1] - ends[0]
         bits *= 2
     if best is None:
         raise failure

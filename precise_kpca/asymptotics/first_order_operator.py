@@ -9,7 +9,7 @@ E₁_S = N²2^(−2e)·E₁, a rational multiple of an integer operator, applied
   H(D_Z∘D_Z)H = 2HΨH with Ψ = ΞΞᵀ − 2(AG + GA), A = diag(a) and Ξ = [a, z_k², z_k², 2 z_k z_l (k < l)] (then
   ΞΞᵀ = aaᵀ + 2 G∘G; the a_i² terms die under H). With centered factors,
   (NH)Ψ(NH) = U J Uᵀ, U = [Ξ_N, B_N, Z], Ξ_N = NHΞ, B_N = NHAZ, J = [[I, 0, 0], [0, 0, −2N], [0, −2N, 0]], and
-  E₁_S = 2^(2e)/(4N⁴)·U J Uᵀ: a product costs O(N·q·m) for q = d(d+1)/2 + 4d + 1 columns of U.
+  E₁_S = 2^(2e)/(4N⁴)·U J Uᵀ: Ξ has q = (d + 1)(d + 2)/2 columns, U has q + 2d, and a product costs O(N·q·m).
 * ``"dense"`` — E₁_S = 2^(2e)/8·(NH) Q (NH) with Q = D_int∘D_int, D_int the exact squared distances of the
   mantissas (N×N integers). Chosen when U would have more than N columns.
 
@@ -23,7 +23,10 @@ enclosed
   columns of Z) an exact rational q×q matrix: rounded to fixed point (its rounding is ``delta``) and its float64
   eigensystem certified by :func:`precise_kpca.certify.eigen_enclosure.enclose_eigensystem` (Weyl after an exactly
   orthogonal similarity, Kato–Temple, Li–Li);
-* (dense) with B = P₁QP₁ ⪰ 0, P₁ the projector on null([1, Z]ᵀ), ν = 2^(2e)N²/8·λ_max(B): for the exact vector
+* (dense, N·q ≤ 2^22) the same λ_max from M = P₀Ξ_N = Ξ_N − Z_B C⁻¹Y in Arb balls on the exact integers (an exact
+  rational M carries denominators of thousands of bits), through the smaller of MᵀM and MMᵀ (one nonzero spectrum):
+  the exactly symmetric midpoint matrix is certified as above and widened by Weyl (‖ball radii‖_F);
+* (dense, larger) with B = P₁QP₁ ⪰ 0, P₁ the projector on null([1, Z]ᵀ), ν = 2^(2e)N²/8·λ_max(B): for the exact vector
   v = P₁y (y a float64 approximation of B's top eigenvector) θ = vᵀBv/vᵀv ≤ λ_max (Courant–Fischer) and, with
   ε² = ‖Bv‖²/‖v‖² − θ² and α² = ‖B‖_F² − 2‖Bv‖²/‖v‖² + θ² ≥ λ₂² (the Frobenius norm of B deflated by v),
   λ_max ≤ θ + ε²/(θ − α) when α < θ (Kato–Temple, Parlett Thm 10.5.1), else λ_max ≤ ‖B‖_F. All exact rationals.
@@ -47,11 +50,13 @@ from ..backends.ozaki import FixedMatrix
 from ..certify.eigen_enclosure import _sqrt_up, enclose_eigensystem
 from ..certify.linear_enclosure import ExactLinear, exact_linear
 from ..certify.perturbed_enclosure import _pivot_columns
-from ..errors import InternalCheckFailed
+from ..errors import InsufficientPrecision, InternalCheckFailed
 from ..numerics.exact import ExactData
 
 ROUTES = ("features", "dense")
-_NULL_BITS = 200  # fixed-point bits of the null-block matrix K below its largest entry (rounding ~2**-200 ‖K‖)
+_NULL_BITS = 160  # fixed-point bits of the null-block matrix K below its largest entry (rounding ~2**-160 ‖K‖)
+_COMPRESSION_MAX_ENTRIES = 1 << 22  # largest N·q of the feature matrix the dense route's null block is built from
+_SOLVE_DOUBLINGS = 4  # Arb precisions tried for C⁻¹Y in the dense route's compression (each twice the last)
 _DENSE_EIGH_MAX_N = 64  # below this the approximate top vector comes from a dense eigh, above from Lanczos
 
 
@@ -122,39 +127,92 @@ def _operator_cached(data: bytes, shape: tuple, route: str) -> FirstOrderOperato
 
 
 # -- features ------------------------------------------------------------------------------------------------
-def _features_operator(exact: ExactLinear) -> FirstOrderOperator:
+def _feature_blocks(exact: ExactLinear) -> tuple[np.ndarray, np.ndarray]:
+    """(Ξ_N, B_N) as integer object arrays: NHΞ (N×q) and NHAZ (N×d) of the module docstring."""
     n, d = exact.n, exact.d
     z = exact.z.to_int_array()
     a = (z * z).sum(axis=1)
     rows, cols = np.triu_indices(d, 1)
     xi = np.hstack([a[:, None], z * z, z * z, 2 * z[:, rows] * z[:, cols]])
-    xi_n = _center_array(xi, n)
-    b_n = _center_array(a[:, None] * z, n)
-    u = _fmpz(np.hstack([xi_n, b_n, z]))
-    q = xi.shape[1]
+    return _center_array(xi, n), _center_array(a[:, None] * z, n)
+
+
+def _features_operator(exact: ExactLinear) -> FirstOrderOperator:
+    n, d = exact.n, exact.d
+    xi_n, b_n = _feature_blocks(exact)
+    u = _fmpz(np.hstack([xi_n, b_n, exact.z.to_int_array()]))
+    q = xi_n.shape[1]
     middle = flint.fmpz_mat(q + 2 * d, q + 2 * d)
     for i in range(q):
         middle[i, i] = 1
     for k in range(d):
         middle[q + k, q + d + k] = middle[q + d + k, q + k] = -2 * n
-    scale = Fraction(2) ** (2 * exact.exp2) / (4 * n**4)
-    jg = middle * (u.transpose() * u)
+    scale = _features_scale(exact)
+    u_t = u.transpose()
+    gram = u_t * u  # Γ = UᵀU holds every product below: the Frobenius norm and the null block
+    jg = middle * gram
     frob2 = sum((x * y for x, y in zip(jg.entries(), jg.transpose().entries())), flint.fmpz(0))
-    null_top, method = _features_null_top(exact, _fmpz(xi_n), scale)
-    return FirstOrderOperator(exact=exact, route="features", scale=scale, frobenius=scale * _sqrt_up(Fraction(int(frob2))),
-                              null_top=null_top, null_method=method, _factor=u, _factor_t=u.transpose(),
-                              _middle=middle)
+    null_top, method = _features_null_top(exact, gram.table(), q)
+    return FirstOrderOperator(exact=exact, route="features", scale=scale,
+                              frobenius=scale * _sqrt_up(Fraction(int(frob2))),
+                              null_top=(scale * null_top[0], scale * null_top[1]), null_method=method, _factor=u,
+                              _factor_t=u_t, _middle=middle)
 
 
-def _features_null_top(exact: ExactLinear, xi_n: flint.fmpz_mat, scale: Fraction) -> tuple[tuple, str]:
+def _features_scale(exact: ExactLinear) -> Fraction:
+    """E₁_S = this × U J Uᵀ, and P₀E₁_SP₀ = this × P₀Ξ_NΞ_NᵀP₀."""
+    return Fraction(2) ** (2 * exact.exp2) / (4 * exact.n**4)
+
+
+def _features_null_top(exact: ExactLinear, gram: list, q: int) -> tuple[tuple, str]:
+    """λ_max(K), K = Ξ_NᵀΞ_N − YᵀC⁻¹Y, from the blocks of Γ = UᵀU (Y = Z_BᵀΞ_N and C = Z_BᵀZ_B: Z's columns are
+    U's last d)."""
     if exact.rank >= exact.n - 1:
         return (Fraction(0), Fraction(0)), "ker L = span(1): the null block is 0"
+    pivots = [q + exact.d + j for j in _pivot_columns(exact.small, exact.rank)]
+    block = flint.fmpz_mat([row[:q] for row in gram[:q]])
+    y = flint.fmpz_mat([gram[i][:q] for i in pivots])
+    c = flint.fmpq_mat([[gram[i][j] for j in pivots] for i in pivots])
+    num, den = c.solve(flint.fmpq_mat(y)).numer_denom()  # C⁻¹Y = num/den
+    k_int = block * den - y.transpose() * num  # K·den, exact integers
+    return _top_eigenvalue(k_int, int(den)), "features: exact q×q compression, certified float64 eigensystem"
+
+
+def _compressed_null_top(exact: ExactLinear, prec: int | None = None) -> tuple[Fraction, Fraction]:
+    """λ_max(P₀Ξ_NΞ_NᵀP₀) for the dense route: M = P₀Ξ_N = Ξ_N − Z_B C⁻¹Z_BᵀΞ_N in Arb balls (exact inputs; an exact
+    rational M carries denominators of thousands of bits), then the smaller of its two Gram matrices.
+
+    ``prec`` (bits) defaults to twice the entries' size plus ``_NULL_BITS``; it doubles while C's ball inverse fails.
+    """
+    xi_n = _fmpz(_feature_blocks(exact)[0])
     z_b, c = _range_basis(exact)
     y = z_b.transpose() * xi_n
-    num, den = flint.fmpq_mat(c).solve(flint.fmpq_mat(y)).numer_denom()  # C⁻¹Y = num/den
-    k_int = xi_n.transpose() * xi_n * den - y.transpose() * num  # K·den, exact integers
-    lo, hi = _top_eigenvalue(k_int, int(den))
-    return (scale * lo, scale * hi), "features: exact q×q compression, certified float64 eigensystem"
+    if prec is None:
+        prec = 2 * max(abs(int(v)).bit_length() for v in xi_n.entries()) + _NULL_BITS
+    for _ in range(_SOLVE_DOUBLINGS):
+        with flint.ctx.workprec(prec):
+            try:
+                m = flint.arb_mat(xi_n) - flint.arb_mat(z_b) * flint.arb_mat(c).solve(flint.arb_mat(y))
+            except ZeroDivisionError:  # C is exactly nonsingular: its ball inverse needs more bits (ill-conditioned)
+                prec *= 2
+                continue
+            gram = m.transpose() * m if m.ncols() <= m.nrows() else m * m.transpose()
+            return _top_eigenvalue_of_ball(gram)
+    raise InsufficientPrecision(f"the null block's compression: Z_BᵀZ_B not inverted in Arb at {prec // 2} bits",
+                                needed_dps=int(prec / math.log2(10)))
+
+
+def _top_eigenvalue_of_ball(gram: flint.arb_mat) -> tuple[Fraction, Fraction]:
+    """Enclosure of λ_max for every symmetric matrix in the ball matrix (midpoints rounded, radii in delta)."""
+    size = gram.nrows()
+    entries = gram.entries()
+    mids = [tuple(int(v) for v in x.mid().man_exp()) for x in entries]
+    common = min(min(e for _, e in mids), 0)
+    k_int = flint.fmpz_mat(size, size, [m << (e - common) for m, e in mids])  # midpoints exactly, over 2^-common
+    radius = max(_arb_rad(x) for x in entries)
+    lo, hi = _top_eigenvalue(k_int, 1 << -common)
+    spread = size * radius  # Weyl: ‖true − mid‖₂ ≤ ‖·‖_F ≤ size · max radius
+    return max(lo - spread, Fraction(0)), hi + spread
 
 
 def _top_eigenvalue(k_int: flint.fmpz_mat, den: int) -> tuple[Fraction, Fraction]:
@@ -200,6 +258,10 @@ def _dense_null_top(exact: ExactLinear, q: flint.fmpz_mat, q_ints: np.ndarray, q
     n = exact.n
     if exact.rank >= n - 1:
         return (Fraction(0), Fraction(0)), "ker L = span(1): the null block is 0"
+    if n * _feature_count(exact.d) <= _COMPRESSION_MAX_ENTRIES:
+        lo, hi = _compressed_null_top(exact)
+        scale = _features_scale(exact)
+        return (scale * lo, scale * hi), "dense: exact N×N compression of the features, certified float64 eigensystem"
     z_b, _ = _range_basis(exact)
     basis = _hstack_fmpz([flint.fmpz_mat(n, 1, [1] * n), z_b])  # U = [1, Z_B]: P₁ = I − U (UᵀU)⁻¹ Uᵀ
     gram = flint.fmpq_mat(basis.transpose() * basis)
@@ -307,6 +369,12 @@ def _dot(a: flint.fmpz_mat, b: flint.fmpz_mat) -> Fraction:
 
 def _fraction(x) -> Fraction:
     return Fraction(int(x.p), int(x.q)) if hasattr(x, "q") else Fraction(int(x))
+
+
+def _arb_rad(x: flint.arb) -> Fraction:
+    """The radius of the ball x, exactly."""
+    man, exp = (int(v) for v in flint.arb(x.rad()).man_exp())
+    return Fraction(man) * Fraction(2) ** exp
 
 
 def _mpf_fraction(v) -> Fraction:

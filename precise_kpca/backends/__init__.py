@@ -15,7 +15,8 @@ def get_backend(backend="float64", dps=None) -> Backend:
     ----------
     backend : {"float64", "float64-naive", "mp"} or Backend
     dps : int, optional
-        Decimal digits; required for ``"mp"``, must be None or 15 for the float64 backends.
+        Decimal digits; required for ``"mp"`` (at most ``max_dps``, :mod:`precise_kpca.limits`), must be None or 15
+        for the float64 backends.
     """
     if isinstance(backend, Backend):
         if dps is not None and dps != backend.dps:
@@ -24,7 +25,11 @@ def get_backend(backend="float64", dps=None) -> Backend:
     if backend == "mp":
         if dps is None:
             raise ValueError("backend='mp' needs an explicit precision: pass dps=<decimal digits> (e.g. dps=50)")
-        return MPBackend(dps)
+        from ..limits import check_dps  # the precision a caller asks for is bounded; internal escalations are not
+
+        backend = MPBackend(dps)
+        check_dps(backend.dps)
+        return backend
     if backend in ("float64", "float64-naive"):
         if dps is not None and dps != Float64Backend.dps:
             raise ValueError(f"backend={backend!r} has fixed precision (dps=15); got dps={dps}. Use backend='mp'")

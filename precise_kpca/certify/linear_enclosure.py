@@ -38,6 +38,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 import flint
+import mpmath
 import numpy as np
 
 from ..backends.dyadic import Dyadic, mpf_matrix_to_dyadic
@@ -47,6 +48,7 @@ from ..numerics.exact import ExactData
 from .eigen_enclosure import _sqrt_up, ritz_subspace_sin_theta
 
 _DIGIT_BITS = math.log2(10)
+_RADIUS_SLACK_BITS = 24  # a radius within 2^24 grid units of λ₁·2^-bits counts as reached
 
 
 @dataclass(frozen=True, eq=False)  # compared and hashed by identity: one object per data set (cached)
@@ -264,9 +266,12 @@ def _linear_cached(data: bytes, shape: tuple, bits: int) -> LinearEnclosure:
     # the integer matrix is exact: give it a grid finer than the accuracy wanted (the refinement stops at A's grid)
     refined = refine_eigensystem(FixedMatrix.from_integers(ints * (1 << bits), -bits),
                                  dps=int(math.ceil(bits / _DIGIT_BITS)) + 10, tier=1, k=size)
-    q = mpf_matrix_to_dyadic(refined.vectors, bits + 16)
-    values = [_dyadic_fraction(v, bits + 16) for v in refined.values]
-    radius = _global_radius(exact.small, q, values)
+    q, values, radius = _rounded_pairs(exact.small, refined.vectors, refined.values, bits)
+    if radius > abs(values[0]) * Fraction(2) ** (_RADIUS_SLACK_BITS - bits):
+        # the refinement stalls inside exactly repeated eigenvalues (tic-tac-toe's symmetric boards: 2^-254 asked
+        # 2^-512); mpmath's eigsy (Householder tridiagonalisation, implicit QL) on the small exact matrix
+        # reaches the grid whatever the ties
+        q, values, radius = min((q, values, radius), _eigsy_pairs(exact.small, ints, bits), key=lambda pairs: pairs[2])
     r = exact.rank
     nonzero = values[:r]
     if exact.tall:  # Ŵ = Z Q̂_r Λ̂^(−1/2): the inverse square roots rounded to dyadics, the products exact
@@ -280,6 +285,24 @@ def _linear_cached(data: bytes, shape: tuple, bits: int) -> LinearEnclosure:
             raise InternalCheckFailed(f"approximate eigenvalue {i} = {float(values[i]):.3g} of the rank-{r} Gram is "
                                       f"not within the enclosure radius {float(radius):.3g} of 0")
     return LinearEnclosure(exact=exact, bits=bits, values=tuple(nonzero), radius=radius, vectors=vectors)
+
+
+def _rounded_pairs(small: flint.fmpz_mat, vectors, values, bits: int) -> tuple[Dyadic, list, Fraction]:
+    """Approximate eigenpairs (mpf) rounded to the ``bits + 16`` grid, with their rigorous radius."""
+    q = mpf_matrix_to_dyadic(vectors, bits + 16)
+    rounded = [_dyadic_fraction(v, bits + 16) for v in values]
+    return q, rounded, _global_radius(small, q, rounded)
+
+
+def _eigsy_pairs(small: flint.fmpz_mat, ints: np.ndarray, bits: int) -> tuple[Dyadic, list, Fraction]:
+    """The same from mpmath's ``eigsy`` in a private context of ``bits + 64`` bits (descending order)."""
+    ctx = mpmath.MPContext()
+    ctx.prec = bits + 64
+    values, vectors = ctx.eigsy(ctx.matrix([[int(v) for v in row] for row in ints]))
+    order = sorted(range(len(values)), key=lambda i: -values[i])
+    size = len(order)
+    v_array = np.array([[vectors[r, c] for c in order] for r in range(size)], dtype=object)
+    return _rounded_pairs(small, v_array, [values[i] for i in order], bits)
 
 
 def _global_radius(small: flint.fmpz_mat, q: Dyadic, values: list) -> Fraction:

@@ -8,16 +8,28 @@ Start-up: only the module of the command being run is imported, and the modules 
 and the like inside ``run``, so ``precise-kpca --help`` and ``precise-kpca CMD --help`` import none of them (the
 test suite checks that). The other commands appear in ``--help`` through their line in :data:`COMMANDS`.
 
-Errors in arguments or data print ``precise-kpca <command>: error: <message>`` on stderr and exit with
-status 2, without a traceback.
+Every failure prints one line on stderr, ``precise-kpca <command>: error: <message>``, saying what is wrong and
+what to do, without a traceback (``--debug``, anywhere on the command line, or ``PRECISE_KPCA_DEBUG=1`` shows it):
+
+* status 2 — a bad argument, bad data, a file or folder that is missing or not writable, a damaged results store, a
+  request beyond a resource limit (:mod:`precise_kpca.limits`), no network for ``openml:``;
+* status 1 — the computation could not finish: a worker process died (the points finished before it are kept), a
+  value the arithmetic could not separate, out of memory;
+* status 3 — an internal error (a bug: please report it with the command);
+* status 130 — interrupted (finished points are kept in the results store).
+
+Warnings are printed as one line each, ``precise-kpca <command>: warning: <message>``.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import re
 import sys
+import warnings
 
+from ..errors import InternalCheckFailed, PreciseKPCAError
 from ..extras import MissingExtra
 from .common import UsageError
 
@@ -34,6 +46,7 @@ COMMANDS = {
     "eta": ("eta", "tightness of Theorem 2's η: C(σ) vs the sharp 1/8, overshoot, Theorem 3 limits"),
     "data": ("data", "the paper's data sets: list them, or fetch them from OpenML into the data directory"),
     "study": ("study", "studies beyond the paper (beyond: eigenprojection predictor, CKA constant, ties)"),
+    "store": ("store", "check, repair, export or back up a results store"),
 }
 """Command name -> (module in this package, one-line help), in ``--help`` order."""
 
@@ -43,6 +56,13 @@ _NEGATIVE_VALUE = re.compile(r"^-\d")
 def command_module(name: str):
     """The module implementing command ``name`` (imported on first use)."""
     return importlib.import_module(f"{__name__}.{COMMANDS[name][0]}")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``prog: error: message (see prog --help)``), like every other failure."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -55,11 +75,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """
     from .. import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="precise-kpca",
         description="Gaussian kernel PCA versus linear PCA as σ → ∞, with certified digits.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error (also anywhere after the "
+                                                            "command, or PRECISE_KPCA_DEBUG=1)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (_, help_text) in COMMANDS.items():
         if command is None or name == command:
@@ -90,28 +112,59 @@ def _chosen_command(argv: list[str]) -> str:
     return ""
 
 
-def _bad_task_argument(exc: BaseException) -> bool:
-    """A failed task whose cause is a bad argument (reported like one), not a bug."""
-    executors = sys.modules.get("precise_kpca.studies.executors")
-    return executors is not None and isinstance(exc, executors.TaskError) and isinstance(exc.__cause__, ValueError)
-
-
 def main(argv: list[str] | None = None) -> int:
-    """Run ``precise-kpca`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
-    argv = join_negative_values(list(sys.argv[1:] if argv is None else argv))
-    command = _chosen_command(argv)
-    args = build_parser(command or "").parse_args(argv)
+    """Run ``precise-kpca`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status (module docstring)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or os.environ.get("PRECISE_KPCA_DEBUG", "") not in ("", "0")
+    argv = [a for a in argv if a != "--debug"]
     try:
-        return args.run(args)
-    except (UsageError, ValueError, FileNotFoundError, PermissionError, ConnectionError, MissingExtra) as exc:
-        print(f"precise-kpca {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"precise-kpca {args.command}: interrupted (finished points are kept in the results store)",
-              file=sys.stderr)
-        return 130
-    except Exception as exc:
-        if not _bad_task_argument(exc):  # a bug, not a bad argument: keep the traceback
-            raise
-        print(f"precise-kpca {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        argv = join_negative_values(argv)
+        args = build_parser(_chosen_command(argv)).parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error already printed
+        return int(exc.code or 0)
+    prefix = f"precise-kpca {args.command}"
+    with warnings.catch_warnings():
+        warnings.showwarning = lambda message, category, *_, **__: print(
+            f"{prefix}: warning: {_one_line(message)}", file=sys.stderr)
+        try:
+            return args.run(args)
+        except KeyboardInterrupt:
+            print(f"{prefix}: interrupted (finished points are kept in the results store)", file=sys.stderr)
+            return 130
+        except Exception as exc:
+            if debug:
+                raise
+            status, message = classify(exc)
+            print(f"{prefix}: error: {message}", file=sys.stderr)
+            return status
+
+
+def classify(exc: BaseException) -> tuple[int, str]:
+    """Exit status and one-line message of a failure (module docstring)."""
+    from ..studies.executors import TaskError, WorkerLost  # only on failure: start-up imports nothing heavy
+
+    if isinstance(exc, WorkerLost):
+        return 1, _one_line(exc)
+    if isinstance(exc, TaskError):
+        status, message = classify(exc.__cause__) if exc.__cause__ is not None else (3, _one_line(exc))
+        return status, f"{exc.task.describe() if hasattr(exc.task, 'describe') else 'a task'}: {message}"
+    if isinstance(exc, InternalCheckFailed):
+        return 3, _one_line(exc) + "; rerun with --debug for the traceback"
+    if isinstance(exc, (UsageError, MissingExtra)):
+        return 2, _one_line(exc)
+    if isinstance(exc, (ValueError, ConnectionError, FileNotFoundError, NotADirectoryError, IsADirectoryError,
+                        PermissionError, FileExistsError)):
+        return 2, _one_line(exc) if not isinstance(exc, OSError) or exc.filename is None or str(exc.filename) in str(
+            exc) else f"{exc.strerror}: {exc.filename}"
+    if isinstance(exc, (PreciseKPCAError, ArithmeticError)):
+        return 1, _one_line(exc)
+    if isinstance(exc, MemoryError):
+        return 1, "out of memory; use a smaller data set (--max-rows), fewer workers, or fewer digits"
+    if isinstance(exc, OSError):
+        return 1, f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
+    return 3, (f"internal error (a bug in precise_kpca; please report it with this command): {type(exc).__name__}: "
+               f"{_one_line(exc)}; rerun with --debug for the traceback")
+
+
+def _one_line(exc) -> str:
+    return " ".join(str(exc).split())

@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
+from pathlib import Path
+
+from .. import limits
 
 _RANGE = re.compile(r"^\s*([+-]?\d+)\s*:\s*([+-]?\d+)\s*(?::\s*([+-]?\d+)\s*)?$")
 
@@ -58,6 +62,8 @@ def parse_range(text: str) -> list[int]:
     ------
     UsageError
         Unreadable text, a zero step, or an empty range.
+    ResourceLimitExceeded
+        More values than ``max_points`` (:mod:`precise_kpca.limits`), refused before the list is built.
     """
     values: list[int] = []
     for part in text.split(","):
@@ -67,6 +73,7 @@ def parse_range(text: str) -> list[int]:
             if step == 0:
                 raise UsageError(f"range {part.strip()!r} has step 0")
             stop += 1 if step > 0 else -1
+            limits.check_points(len(range(start, stop, step)) + len(values), parameter=f"range {text.strip()!r}")
             chunk = list(range(start, stop, step))
             if not chunk:
                 raise UsageError(f"range {part.strip()!r} is empty (start past stop for step {step})")
@@ -97,3 +104,24 @@ def parse_positive_ints(text: str, *, what: str) -> list[int]:
         if value < 1:
             raise UsageError(f"{what} must be positive integers, got {value}")
     return values
+
+
+def output_folder(path: str, *, option: str = "--out") -> Path:
+    """The output folder, created and checked writable before any work (so a sweep never fails at its end)."""
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{option} {path!r} is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{option} {path!r}: cannot create the folder ({exc.strerror or exc})") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {path!r} is not writable")
+    return folder
+
+
+def open_store(path: str | None):
+    """The results store of ``--store`` (opened now, so a bad path fails before any work)."""
+    from ..studies.store import ResultsStore
+
+    return ResultsStore(path)

@@ -4,10 +4,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
+from .common import (UsageError, add_data_arguments, load_data, open_store, output_folder, parse_list,
+                     parse_positive_ints, parse_range)
 
 from .confirm import add_yes_argument, confirmer
-from .common import UsageError, add_data_arguments, load_data, parse_list, parse_positive_ints, parse_range
 
 PROGRESS = {"auto": True, "always": "always", "never": False}
 
@@ -30,7 +30,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="comma-separated measures (default metric,eigenvalue,eigenprojection)")
     parser.add_argument("--k", default="1", metavar="LIST", help="ranks for eigenprojection/pc, e.g. 1,2,5 (default 1)")
     parser.add_argument("--digits", type=int, default=10, help="certified digits requested per point (default 10)")
-    parser.add_argument("--backend", default="auto", help="measure backend (default auto)")
+    parser.add_argument("--backend", default="auto", choices=("auto", "arb", "float64", "mp", "float64-naive"),
+                        help="measure backend (default auto: the rigorous route table)")
+    parser.add_argument("--dps", type=int, metavar="DIGITS", help="working precision of --backend mp")
+    parser.add_argument("--guarantee", choices=("rigorous", "heuristic"), default="rigorous",
+                        help="rigorous (default): enclosures only; heuristic: also two agreeing precisions")
+    parser.add_argument("--median", choices=("full", "pairs"), default="full",
+                        help="median distance that standardizes sigma (default full, as the paper)")
     parser.add_argument("--out", default=".", metavar="DIR", help="output folder (default: current folder)")
     parser.add_argument("--store", metavar="PATH",
                         help="results database (default: $PRECISE_KPCA_STORE, else the user cache)")
@@ -81,16 +87,18 @@ def run(args: argparse.Namespace) -> int:
     ks = parse_positive_ints(args.k, what="--k")
     if args.digits < 1:
         raise UsageError(f"--digits must be a positive integer, got {args.digits}")
+    if args.backend == "mp" and args.dps is None:
+        raise UsageError("--backend mp needs --dps DIGITS (its working precision)")
+    out = output_folder(args.out)
     name, X = load_data(args)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     try:
-        frame = convergence_curve(
-            X, exponents, measures=measures, k=ks, digits=args.digits, backend=args.backend, store=args.store,
-            executor=args.executor, progress=PROGRESS[args.progress], naive_overlay=not args.no_naive, name=name,
-            confirm=confirmer(args),
-        )
+        with open_store(args.store) as store:
+            frame = convergence_curve(
+                X, exponents, measures=measures, k=ks, digits=args.digits, backend=args.backend, store=store,
+                executor=args.executor, progress=PROGRESS[args.progress], naive_overlay=not args.no_naive,
+                name=name, dps=args.dps, guarantee=args.guarantee, median=args.median, confirm=confirmer(args),
+            )
     except Declined as exc:
         print(f"precise-kpca curves: {exc}", file=sys.stderr)
         return 1

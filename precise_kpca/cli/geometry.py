@@ -29,8 +29,8 @@ def run(args: argparse.Namespace) -> int:
         ("data", name),
         ("N", g.n),
         ("d", g.d),
-        (f"d_X (median distance, {g.median})", f"{g.median_distance:.10g}"),
-        ("diameter", f"{g.diameter:.10g}"),
+        (f"d_X (median distance, {g.median})", _shown(g.median_distance)),
+        ("diameter", _shown(g.diameter)),
         ("rho = diameter / d_X", f"{g.eccentricity:.6g}"),
         ("eta = diameter / min nonzero distance", f"{g.eta_nonzero:.6g}"),
     ]
@@ -40,3 +40,12 @@ def run(args: argparse.Namespace) -> int:
     for label, value in rows:
         print(f"{label:<{width}}  {value}")
     return 0
+
+
+def _shown(distance) -> str:
+    """10 significant digits of a float, or of an mpf beyond the float64 range."""
+    if isinstance(distance, float):
+        return f"{distance:.10g}"
+    import mpmath  # only for distances beyond the float range: --help imports nothing heavy
+
+    return mpmath.nstr(distance, 10)

@@ -27,7 +27,9 @@ def _disabled(mode) -> bool:
 
 def bar(iterable, *, desc: str, mode, total: int | None = None, unit: str = "step"):
     """``iterable`` wrapped in a tqdm bar with ETA on stderr (``mode``: a :data:`PROGRESS` value)."""
-    from tqdm.auto import tqdm
+    from ..extras import progress_bar_class
+
+    tqdm = progress_bar_class()
 
     return tqdm(iterable, desc=desc, total=total, unit=unit, file=sys.stderr, disable=_disabled(mode),
                 dynamic_ncols=True)
@@ -37,7 +39,9 @@ def bar(iterable, *, desc: str, mode, total: int | None = None, unit: str = "ste
 def working(desc: str, mode):
     """An elapsed-time bar refreshed every :data:`HEARTBEAT_SECONDS` while the body runs (one call whose inner
     steps are not exposed: no ETA can be honest there, the elapsed time is)."""
-    from tqdm.auto import tqdm
+    from ..extras import progress_bar_class
+
+    tqdm = progress_bar_class()
 
     done = threading.Event()
     with tqdm(desc=desc, total=None, bar_format="{desc}: {elapsed} elapsed", file=sys.stderr,

@@ -5,8 +5,8 @@ import argparse
 import sys
 import time
 
+from .common import UsageError, open_store, output_folder, parse_list, parse_positive_ints, parse_range
 from .confirm import add_yes_argument, confirmer
-from .common import UsageError, parse_list, parse_positive_ints, parse_range
 
 PROGRESS = {"auto": True, "always": "always", "never": False}
 
@@ -67,12 +67,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--digits must be a positive integer, got {args.digits}")
     if args.max_rows is not None and args.max_rows < 3:
         raise UsageError(f"--max-rows must be at least 3, got {args.max_rows}")
+    output_folder(args.out)
     start = time.perf_counter()
     try:
-        result = reproduce(names, out_dir=args.out, log2_sigmas=grid, ks=ks, digits=args.digits,
-                           max_rows=args.max_rows, seed=args.seed, data_dir=args.data_dir, store=args.store,
-                           executor=args.executor, progress=PROGRESS[args.progress],
-                           retry_uncertified=args.retry_uncertified, k_counts=args.k_counts, confirm=confirmer(args))
+        with open_store(args.store) as store:
+            result = reproduce(names, out_dir=args.out, log2_sigmas=grid, ks=ks, digits=args.digits,
+                               max_rows=args.max_rows, seed=args.seed, data_dir=args.data_dir, store=store,
+                               executor=args.executor, progress=PROGRESS[args.progress],
+                               retry_uncertified=args.retry_uncertified, k_counts=args.k_counts,
+                               confirm=confirmer(args))
     except Declined as exc:
         print(f"precise-kpca reproduce: {exc}", file=sys.stderr)
         return 1

@@ -12,9 +12,10 @@ import time
 
 import numpy as np
 
+from .. import limits
 from ..backends import MPBackend, get_backend
 from ..certify.linear_enclosure import exact_linear
-from ..validation import check_data, parse_sigma
+from ..validation import check_data, parse_sigma, rescaled
 from . import results, routes
 from .agreement import ESCALATION_DPS, by_agreement, evaluate
 from .measurement import Measurement, Route
@@ -55,7 +56,7 @@ def measure(X, name: str, sigma, *, k: int = 1, digits: int = 10, backend="auto"
     Measurement
         ``lower``/``upper`` hold the interval, ``guarantee`` what it is, ``certified_digits`` derived from it.
     """
-    X = check_data(X)
+    X = rescaled(check_data(X))  # every measure is invariant under X -> X·2^s: data near 1e307 or 1e-310 too
     exact_sigma = parse_sigma(sigma)
     _check_options(name, k, digits, aggregate, tau, backend, guarantee)
     start = time.perf_counter()
@@ -63,6 +64,7 @@ def measure(X, name: str, sigma, *, k: int = 1, digits: int = 10, backend="auto"
     k_field = k if name in ("eigenprojection", "pc") else None
     if k_field is not None:
         _check_k_within_rank(X, k, name)
+    limits.check_heuristic(X.shape[0], name, backend=backend, guarantee=guarantee, digits=digits, dps=dps)
     if backend == "float64-naive":
         b = get_backend("float64-naive")
         value, at_zero, _ = evaluate(X, name, exact_sigma, b, **options)
@@ -83,7 +85,7 @@ def measure(X, name: str, sigma, *, k: int = 1, digits: int = 10, backend="auto"
 def plan(X, name: str, sigma, *, k: int = 1, digits: int = 10, tau=1e-6, median="full",
          guarantee="rigorous") -> routes.Plan:
     """The routes :func:`measure` would take (see :class:`precise_kpca.measures.routes.Plan`), without running."""
-    X = check_data(X)
+    X = rescaled(check_data(X))
     _check_options(name, k, digits, "mean", tau, "auto", guarantee)
     return routes.plan(X, name, parse_sigma(sigma), k=k, digits=digits, guarantee=guarantee, tau=tau, median=median)
 
@@ -101,8 +103,9 @@ def _check_options(name, k, digits, aggregate, tau, backend, guarantee):
         raise ValueError(f"unknown measure {name!r}; choose one of {MEASURES}")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be a positive integer (top eigenvalues), got {k!r}")
-    if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or not 1 <= digits <= 300:
-        raise ValueError(f"digits must be an integer from 1 to 300, got {digits!r}")
+    if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or digits < 1:
+        raise ValueError(f"digits must be an integer >= 1, got {digits!r}")
+    limits.check_digits(int(digits))
     if aggregate not in AGGREGATES:
         raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
     if not 0 < tau < 1:

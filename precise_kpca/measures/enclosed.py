@@ -29,7 +29,7 @@ from ..backends.ozaki import FixedMatrix, matmul
 from ..certify.eigen_enclosure import _frobenius_up, enclose_eigensystem, fmpq_matrix, ritz_subspace_sin_theta
 from ..certify.float64_enclosure import enclose_float64
 from ..certify.linear_enclosure import LinearEnclosure, linear_enclosure
-from ..errors import InsufficientPrecision
+from ..errors import InsufficientPrecision, RouteUnavailable
 from ..numerics.quad_gram import scaled_gaussian_gram_words
 from .intervals import aggregate as aggregate_balls
 from .intervals import check_k, group_angle, linear_groups_exact, pc_from_parts
@@ -111,6 +111,11 @@ def _enclosure_cached(data: bytes, shape: tuple, sigma, median: str, k_max: int,
     import time
 
     X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+    groups = needed_groups(X, k_max, tau)
+    m = max(stop for _, stop in groups)
+    if exact_products and m > MAX_K:
+        raise RouteUnavailable(f"the binary128 enclosure bounds eigenvector groups within the top {MAX_K} eigenpairs; "
+                               f"k={k_max} needs the top {m}", remedy="guarantee='heuristic' accepts two precisions")
     start = time.perf_counter()
     quad = scaled_gaussian_gram_words(X, sigma, median=median)
     built = time.perf_counter()
@@ -120,8 +125,6 @@ def _enclosure_cached(data: bytes, shape: tuple, sigma, median: str, k_max: int,
     A_hp = FixedMatrix.from_words([quad.hi, quad.lo], bits=_A_BITS)
     # ‖A − A_hp‖_F ≤ the builder's bound + N × the fixed-point read's largest entry error
     delta = quad.error_bound + shape[0] * A_hp.error_bound
-    groups = needed_groups(X, k_max, tau)
-    m = max(stop for _, stop in groups)
     if exact_products:
         enc = enclose_eigensystem(A_hp, delta, w, V, k=min(max(m, 1), MAX_K, shape[0]), groups=groups)
         lower, upper = enc.lower, enc.upper

@@ -32,6 +32,7 @@ from ..certify.linear_enclosure import LinearEnclosure, linear_enclosure
 from ..certify.perturbed_enclosure import TopEnclosure, eigenvalue_gap_interval, enclose_top, residual_operator
 from ..errors import RouteUnavailable
 from ..numerics import double_center, gaussian_residual
+from ..numerics.kernels import Float64Underflow
 from ..numerics.perturbed_spectrum import PerturbedSpectrum
 from .intervals import aggregate as aggregate_balls
 from .intervals import check_k, group_angle, linear_groups_exact, pc_from_parts
@@ -39,6 +40,7 @@ from .intervals import check_k, group_angle, linear_groups_exact, pc_from_parts
 _DIGIT_BITS = math.log2(10)
 _GUARD_DIGITS = 4
 _CORRECTIONS = 1  # residual corrections of the float64 expansion's vectors (each gains ~log10(gap/‖E‖) digits)
+_MAX_SHIFT = 8192  # σ·2^-m for m up to this: every σ whose binary128 residual the exact side can read
 
 
 @dataclass(frozen=True)
@@ -74,23 +76,41 @@ def require_top(cert: StructuredCertificate, needed: int, what: str) -> None:
 @lru_cache(maxsize=2)
 def _certificate_cached(data, shape, sigma, median, digits) -> StructuredCertificate:
     X = np.frombuffer(data, dtype=np.float64).reshape(shape)
-    E = double_center(gaussian_residual(X, sigma, backend=Float64Backend(), median=median)).deviation
+    E, shift = _float64_residual(X, sigma, median)
     e_norm = float(np.linalg.norm(E))
     probe = linear_enclosure(X, 128)
     top_l = float(probe.values[0]) * _l_units(probe)
-    bits = int(math.log2(max(top_l / max(e_norm, 1e-300), 2.0)) + (digits + _GUARD_DIGITS) * _DIGIT_BITS) + 32
+    loss_bits = math.log2(max(top_l / max(e_norm, 1e-300), 2.0)) + 2 * shift
+    bits = int(loss_bits + (digits + _GUARD_DIGITS) * _DIGIT_BITS) + 32
     lin = linear_enclosure(X, bits)
     ps = _approximation(lin, E)
     t = ps.rank
     xs = np.column_stack([ps.coords[i][0] for i in range(t)])
     zs = np.column_stack([ps.coords[i][1] for i in range(t)])
-    vectors = lin.vectors.columns(0, t) @ Dyadic.from_float64(xs) + Dyadic.from_float64(zs)
+    vectors = lin.vectors.columns(0, t) @ Dyadic.from_float64(xs) + Dyadic.from_float64(zs).scaled(1, -2 * shift)
     eop = residual_operator(X, sigma, lin.exact, median)
     product_bits = int((digits + _GUARD_DIGITS) * _DIGIT_BITS) + 40
     top = enclose_top(lin, eop, vectors, product_bits=product_bits)
     for _ in range(_CORRECTIONS):
         top = enclose_top(lin, eop, _corrected(lin, top), product_bits=product_bits)
     return StructuredCertificate(lin=lin, top=top, t=t)
+
+
+def _float64_residual(X: np.ndarray, sigma: Fraction, median: str) -> tuple[np.ndarray, int]:
+    """The centered E at σ·2^-m in float64, and m: 0, or the first multiple of 64 at which float64 holds E.
+
+    Only the approximation reads it (nothing trusts it): E(σ) = 2^-2m E(σ·2^-m) (1 + O(σ⁻²)) and the expansion's
+    out-of-span part is linear in E to that order, so the caller scales it by 2^-2m; the in-span coordinates
+    differ from e_i below float64's resolution either way, and the residual correction restores them.
+    """
+    for shift in range(0, _MAX_SHIFT + 1, 64):
+        try:
+            return double_center(gaussian_residual(X, sigma / 2**shift, backend=Float64Backend(),
+                                                   median=median)).deviation, shift
+        except Float64Underflow:
+            continue
+    raise RouteUnavailable(f"sigma = {float(sigma):.3g}: the Gaussian residual underflows float64 even at "
+                           f"sigma·2^-{_MAX_SHIFT}", remedy="a smaller sigma")
 
 
 def _corrected(lin: LinearEnclosure, top: TopEnclosure) -> Dyadic:

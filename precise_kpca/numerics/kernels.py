@@ -4,18 +4,27 @@ The Gaussian kernel is standardized as in the paper: bandwidth σ_X = d_X·σ wi
 distance (``standardized=False`` takes σ as the raw bandwidth). On the ``float64`` and ``mp`` backends the
 Gram is stored as 1 + expm1(−u) (u = |x_i − x_j|² / 2σ_X²), so centering never cancels; on
 ``float64-naive`` it is exp(−u), as the paper (and scikit-learn) computed it.
+
+Any float64 magnitude: the float64 backends work on X·2^s (:func:`precise_kpca.validation.scale_exponent`, exact;
+a raw σ is scaled with it), so the Gaussian Gram, invariant under that scaling, is computed for data near 1e307 or
+1e-310 as for data near 1; quantities that scale (the residual, the linear and Euclidean Grams) are scaled back
+exactly and refused when their values lie outside the float64 range. u is formed as ((D/b)/b)·2^(−2e−1) with
+σ_X = b·2^e, so bandwidths far outside the float range (σ = 1e-320, 2^2000) neither overflow nor produce 0/0:
+u = ∞ gives the exact float64 limit K = 0, and a u that underflows is refused (its deviation would have no digits).
 """
 from __future__ import annotations
 
 import math
 import warnings
 from dataclasses import dataclass
+from fractions import Fraction
 
+import mpmath
 import numpy as np
 from scipy.spatial.distance import cdist
 
 from ..backends import Backend, Float64Backend, get_backend
-from ..validation import check_data, parse_sigma
+from ..validation import check_data, parse_sigma, scale_exponent
 from .exact import ExactData, cross_squared_distance_integers
 from .geometry import check_median, median_distance, squared_distances
 from .matrix import SymmetricMatrix
@@ -34,23 +43,34 @@ class Bandwidth:
     sigma : Fraction
         The requested (standardized or raw) bandwidth, exact.
     sigma_x : scalar
-        The effective bandwidth σ_X (backend scalar).
+        The effective bandwidth σ_X (backend scalar) in the units of the prepared data (X·2^s on float64).
     median_distance : scalar or None
-        d_X when standardized.
+        d_X when standardized (same units).
+    base, exponent : float, int
+        float64 only: σ_X = base·2^exponent with base = d_X·m (or m), m ∈ [1, 2) the mantissa of σ (rounded
+        once), so u never forms σ_X² outside the float range.
     """
 
     sigma: object
     sigma_x: object
     median_distance: object
+    base: float = 1.0
+    exponent: int = 0
 
 
 class _Prepared:
-    """X validated, its exact form, and squared distances in one backend (shared by the kernel builders)."""
+    """X validated, its exact form, and squared distances in one backend (shared by the kernel builders).
+
+    On the float64 backends ``X`` is the data times 2^``scale`` (exact) and every length below is in those units.
+    """
 
     def __init__(self, X, backend, dps):
-        self.X = check_data(X)
+        X = check_data(X)
         self.backend = get_backend(backend, dps)
-        self.exact = None if isinstance(self.backend, Float64Backend) else ExactData.from_float64(self.X)
+        float64 = isinstance(self.backend, Float64Backend)
+        self.scale = scale_exponent(X) if float64 else 0
+        self.X = np.ldexp(X, self.scale) if self.scale else X
+        self.exact = None if float64 else ExactData.from_float64(self.X)
         _warn_if_slow(self.backend, self.X.shape[0])
         self._sq = None
 
@@ -63,13 +83,58 @@ class _Prepared:
     def bandwidth(self, sigma, standardized: bool, median: str) -> Bandwidth:
         exact_sigma = parse_sigma(sigma)
         b = self.backend
-        try:
-            s = b.scalar(exact_sigma)
-        except OverflowError:
-            raise ValueError(f"sigma={sigma!r} exceeds the float64 range; use backend='mp'") from None
-        d_x = median_distance(self.sq, b, check_median(median), self.exact) if standardized else None
-        sigma_x = s * d_x if standardized else s
-        return Bandwidth(exact_sigma, sigma_x, d_x)
+        rows = self.X if self.exact is None else None
+        d_x = median_distance(self.sq, b, check_median(median), self.exact, rows=rows) if standardized else None
+        if isinstance(b, Float64Backend):
+            mantissa, exponent = _split(exact_sigma if standardized else exact_sigma * Fraction(2) ** self.scale)
+            base = mantissa * d_x if standardized else mantissa
+            return Bandwidth(exact_sigma, _ldexp(base, exponent), d_x, base, exponent)
+        s = b.scalar(exact_sigma)
+        return Bandwidth(exact_sigma, s * d_x if standardized else s, d_x)
+
+    def true_meta(self, bw: Bandwidth) -> dict:
+        """The bandwidth record in the data's own units (float64: floats, exact mpf where out of range)."""
+        if self.exact is not None:
+            return {"sigma": bw.sigma, "sigma_x": bw.sigma_x, "median_distance": bw.median_distance}
+        d_x = None if bw.median_distance is None else _unscale_scalar(bw.median_distance, -self.scale)
+        return {"sigma": bw.sigma, "sigma_x": _unscale_scalar(bw.base, bw.exponent - self.scale), "median_distance": d_x}
+
+    def rescale(self, array: np.ndarray, exponent: int, what: str) -> np.ndarray:
+        """array·2^exponent (float64; mp arrays are returned as they are), refused where an entry leaves the normal
+        float64 range (it would be inf, or lose its digits)."""
+        if exponent == 0 or self.exact is not None:
+            return array
+        with np.errstate(over="ignore", under="ignore"):
+            out = np.ldexp(array, exponent)
+        lost = np.isfinite(array) & ~np.isfinite(out) | (array != 0) & (np.abs(out) < np.finfo(np.float64).tiny)
+        if lost.any():
+            largest = _unscale_scalar(float(np.abs(self.X).max()), -self.scale)
+            raise ValueError(f"{what} of X lie outside the float64 range (max |x| = {mpmath.nstr(mpmath.mpf(largest), 3)}); "
+                             "use backend='mp'")
+        return out
+
+
+def _split(q: Fraction) -> tuple[float, int]:
+    """(m, e) with q ≈ m·2^e, m ∈ [1, 2) the correctly rounded mantissa (q > 0, any size)."""
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    shifted = q / Fraction(2) ** e  # in [1/2, 2)
+    m = float(shifted)
+    if m < 1:
+        m, e = 2 * m, e - 1
+    return m, e
+
+
+def _ldexp(x: float, e: int) -> float:
+    with np.errstate(over="ignore", under="ignore"):
+        return float(np.ldexp(x, int(np.clip(e, -2200, 2200))))
+
+
+def _unscale_scalar(x: float, e: int):
+    """x·2^e as a float where that is a normal float, else the exact global mpf."""
+    out = _ldexp(x, e)
+    if np.finfo(np.float64).tiny <= abs(out) < math.inf or x == 0:
+        return out
+    return mpmath.mp.make_mpf(mpmath.libmp.mpf_shift(mpmath.libmp.from_float(x), e))
 
 
 def _warn_if_slow(backend: Backend, n: int) -> None:
@@ -85,23 +150,35 @@ def _warn_if_slow(backend: Backend, n: int) -> None:
         )
 
 
+class Float64Underflow(ValueError):
+    """σ is so large that u = |x_i − x_j|²/2σ_X², or the residual ~u²/2 built from it, leaves the float64 range."""
+
+
 def _scaled_arguments(prep: _Prepared, bw: Bandwidth) -> np.ndarray:
-    """u = |x_i − x_j|² / (2σ_X²), elementwise, with a float64 range check."""
+    """u = |x_i − x_j|² / (2σ_X²), elementwise (float64: ((D/b)/b)·2^(−2e−1), refused where it underflows)."""
     b = prep.backend
-    with np.errstate(over="ignore"):
-        two_s2 = 2 * bw.sigma_x * bw.sigma_x
     if isinstance(b, Float64Backend):
-        if not math.isfinite(two_s2):
-            raise ValueError(f"sigma={float(bw.sigma):g} makes 2σ_X² overflow float64; use backend='mp'")
-        u = prep.sq / two_s2
+        with np.errstate(over="ignore", under="ignore"):
+            u = np.ldexp(prep.sq / bw.base / bw.base, int(np.clip(-2 * bw.exponent - 1, -4400, 4400)))
         positive = prep.sq > 0
         if positive.any() and u[positive].min() < np.finfo(np.float64).tiny:
-            raise ValueError(
-                f"sigma={float(bw.sigma):g} is so large that |x_i - x_j|²/2σ_X² underflows float64; "
+            raise Float64Underflow(
+                f"sigma={_shown(bw.sigma)} is so large that |x_i - x_j|²/2σ_X² underflows float64; "
                 "use backend='mp'"
             )
         return u
-    return prep.sq / two_s2
+    return prep.sq / (2 * bw.sigma_x * bw.sigma_x)
+
+
+def _shown(sigma: Fraction) -> str:
+    """σ for a message: its float where that holds it, else 2**(log2 σ)."""
+    try:
+        value = float(sigma)
+    except OverflowError:
+        value = math.inf
+    if 0 < value < math.inf and value >= np.finfo(np.float64).tiny:
+        return f"{value:g}"
+    return f"2**{math.log2(sigma.numerator) - math.log2(sigma.denominator):.6g}"
 
 
 def gaussian_gram(X, sigma, *, backend="float64", dps=None, standardized=True, median="full") -> SymmetricMatrix:
@@ -130,7 +207,7 @@ def gaussian_gram(X, sigma, *, backend="float64", dps=None, standardized=True, m
     bw = prep.bandwidth(sigma, standardized, median)
     u = _scaled_arguments(prep, bw)
     b = prep.backend
-    meta = {"sigma": bw.sigma, "sigma_x": bw.sigma_x, "median_distance": bw.median_distance}
+    meta = prep.true_meta(bw)
     if b.naive:
         return SymmetricMatrix(b.exp(-u), b, 0, kind="gaussian", meta=meta)
     return SymmetricMatrix(b.expm1(-u), b, 1, kind="gaussian", meta=meta)
@@ -149,12 +226,15 @@ def gaussian_residual(X, sigma, *, backend="float64", dps=None, standardized=Tru
         raise ValueError("gaussian_residual has no naive form; use backend='float64' or 'mp'")
     u = _scaled_arguments(prep, bw)
     if isinstance(b, Float64Backend) and (prep.sq > 0).any() and u[prep.sq > 0].min() ** 2 < np.finfo(np.float64).tiny:
-        raise ValueError(
-            f"sigma={float(bw.sigma):g}: the residual e^-u - 1 + u ~ u²/2 underflows float64; use backend='mp'"
+        raise Float64Underflow(
+            f"sigma={_shown(bw.sigma)}: the residual e^-u - 1 + u ~ u²/2 underflows float64; use backend='mp'"
         )
-    residual = b.exp_residual(u) * (bw.sigma_x * bw.sigma_x)
-    meta = {"sigma": bw.sigma, "sigma_x": bw.sigma_x, "median_distance": bw.median_distance}
-    return SymmetricMatrix(residual, b, 0, kind="gaussian residual", meta=meta)
+    if isinstance(b, Float64Backend):  # σ_X² = base²·2^(2e), in units of 2^scale
+        residual = prep.rescale(b.exp_residual(u) * bw.base * bw.base, 2 * bw.exponent - 2 * prep.scale,
+                                "the Gaussian residual entries")
+    else:
+        residual = b.exp_residual(u) * (bw.sigma_x * bw.sigma_x)
+    return SymmetricMatrix(residual, b, 0, kind="gaussian residual", meta=prep.true_meta(bw))
 
 
 def gaussian_cross_gram(X_new, X, sigma_x, *, backend="float64", dps=None) -> SymmetricMatrix:
@@ -170,13 +250,18 @@ def gaussian_cross_gram(X_new, X, sigma_x, *, backend="float64", dps=None) -> Sy
     if X_new.shape[1] != X.shape[1]:
         raise ValueError(f"X_new has {X_new.shape[1]} columns but the training data has {X.shape[1]}")
     b = get_backend(backend, dps)
-    s = b.internal(sigma_x) if not isinstance(sigma_x, (int, float)) else b.scalar(sigma_x)
-    if isinstance(b, Float64Backend):
+    exact_sigma_x = parse_sigma(sigma_x, name="sigma_x")
+    if isinstance(b, Float64Backend):  # on X·2^s, X_new·2^s and σ_X·2^s: the kernel is invariant (module docstring)
+        scale = scale_exponent(np.vstack([X_new, X]))
+        X_new, X = (np.ldexp(A, scale) for A in (X_new, X))
+        base, exponent = _split(exact_sigma_x * Fraction(2) ** scale)
         sq = cdist(X_new, X, "sqeuclidean")  # direct differences, as squared_distances: no Gram cancellation
+        with np.errstate(over="ignore", under="ignore"):
+            u = np.ldexp(sq / base / base, int(np.clip(-2 * exponent - 1, -4400, 4400)))
     else:
         integers, exp2 = cross_squared_distance_integers(X_new, X)
-        sq = b.from_scaled_integers(integers, exp2)
-    u = sq / (2 * s * s)
+        s = b.scalar(exact_sigma_x)
+        u = b.from_scaled_integers(integers, exp2) / (2 * s * s)
     if b.naive:
         return SymmetricMatrix(b.exp(-u), b, 0, kind="gaussian cross")
     return SymmetricMatrix(b.expm1(-u), b, 1, kind="gaussian cross")
@@ -187,14 +272,16 @@ def linear_gram(X, *, backend="float64", dps=None) -> SymmetricMatrix:
     prep = _Prepared(X, backend, dps)
     b = prep.backend
     if isinstance(b, Float64Backend):
-        return SymmetricMatrix(prep.X @ prep.X.T, b, kind="linear")
+        return SymmetricMatrix(prep.rescale(prep.X @ prep.X.T, -2 * prep.scale, "the inner products x_i · x_j"), b,
+                               kind="linear")
     return SymmetricMatrix(b.from_scaled_integers(prep.exact.gram_integers, 2 * prep.exact.exp2), b, kind="linear")
 
 
 def euclidean_gram(X, *, backend="float64", dps=None) -> SymmetricMatrix:
     """Euclidean pseudo-kernel −|x_i − x_j|²/2 (paper Eq. 2b)."""
     prep = _Prepared(X, backend, dps)
-    return SymmetricMatrix(-prep.sq / 2, prep.backend, kind="euclidean")
+    return SymmetricMatrix(prep.rescale(-prep.sq / 2, -2 * prep.scale, "the squared distances"), prep.backend,
+                           kind="euclidean")
 
 
 def polynomial_gram(X, *, degree=2, gamma=1, coef0=1, backend="float64", dps=None) -> SymmetricMatrix:

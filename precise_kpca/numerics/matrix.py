@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backends import Backend, Float64Backend, get_backend
+from ..validation import check_real, check_symmetric, exact_float64
 
 
 class SymmetricMatrix:
@@ -72,12 +73,18 @@ class SymmetricMatrix:
 
 
 def as_symmetric_matrix(K, *, backend=None, dps=None) -> SymmetricMatrix:
-    """Wrap a plain array (float → float64 backend, object → mp backend with explicit ``dps``)."""
+    """Wrap a plain array (float → float64 backend, object → mp backend with explicit ``dps``).
+
+    A plain array must be real, finite, exactly convertible (see :func:`precise_kpca.validation.exact_float64`)
+    and symmetric up to rounding: entries may differ from their transposes by 4·N·eps·max|K| at most (eps of the
+    backend), and the symmetric part (K + Kᵀ)/2 is used (:func:`precise_kpca.validation.check_symmetric`).
+    """
     if isinstance(K, SymmetricMatrix):
         return K
     array = np.asarray(K)
     if array.ndim != 2 or array.shape[0] != array.shape[1]:
         raise ValueError(f"expected a square matrix, got shape {array.shape}")
+    check_real(array)
     if backend is None:
         if array.dtype == object:
             if dps is None:
@@ -90,9 +97,10 @@ def as_symmetric_matrix(K, *, backend=None, dps=None) -> SymmetricMatrix:
             backend = "float64"
     backend = get_backend(backend, dps)
     if isinstance(backend, Float64Backend):
-        values = np.asarray(array, dtype=np.float64)
+        values = exact_float64(array, "K")
         if not np.isfinite(values).all():
             row, col = map(int, np.argwhere(~np.isfinite(values))[0])
             raise ValueError(f"matrix contains {values[row, col]} at row {row}, column {col}")
-        return SymmetricMatrix(values, backend)
-    return SymmetricMatrix(backend.internal(array), backend)
+        return SymmetricMatrix(check_symmetric(values, backend.eps), backend)
+    values = backend.internal(array)
+    return SymmetricMatrix(check_symmetric(values, backend.eps), backend)

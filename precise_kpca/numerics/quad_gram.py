@@ -369,7 +369,7 @@ def _read_digits(fixed: FixedMatrix, exp2: int, divisor: int) -> np.ndarray:
 def _scaled(q: np.ndarray, exp2: int, divisor: int) -> np.ndarray:
     """q·2^exp2 / divisor in binary128: exact for divisor 1, else one rounding (divisor·2^-exp2 is exact)."""
     if divisor == 1:
-        return q * _quad_scalar((0, 1, exp2, 1))
+        return q * _quad_scalar(libmp.from_man_exp(1, exp2))
     return q / _quad_scalar(libmp.from_man_exp(divisor, -exp2))
 
 
@@ -567,4 +567,4 @@ _SERIES_QUAD = _quad_scalar(libmp.from_rational(1, 16, _BITS, libmp.round_neares
 _SERIES_COEFFICIENTS = [_quad_scalar(libmp.from_rational(1, math.factorial(j + 2), _WIDE_BITS, libmp.round_nearest))
                         for j in range(_SERIES_TERMS)]
 _SERIES_ERROR = 1.2 * _gamma(2 * _SERIES_TERMS + 8)
-_SERIES_CLASSES = [(_quad_scalar((0, 1, -k, 1)), _series_terms(2.0**-k)) for k in (140, 64, 32, 16, 8, 4)]
+_SERIES_CLASSES = [(_quad_scalar(libmp.from_man_exp(1, -k)), _series_terms(2.0**-k)) for k in (140, 64, 32, 16, 8, 4)]

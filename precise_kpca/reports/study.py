@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
-from ..studies.curves import COLUMNS, NAIVE_BACKEND, PointTask, bundle_tasks, compute_bundle, sweep_tasks
-from ..studies.cost import ask
-from ..studies.executors import get_executor
+from ..studies.curves import COLUMNS, PointTask, run_sweep, sweep_tasks
 from ..studies.store import ResultsStore
 
 STUDY_MEASURES = ("metric", "eigenvalue", "eigenprojection")
@@ -155,7 +152,9 @@ def distinct_eigenvector_counts(X: np.ndarray, ks) -> dict[int, int | None]:
 def with_distinct_counts(data: dict[str, StudyData], ks, *, progress: bool | str = False) -> dict[str, StudyData]:
     """The same data sets with :attr:`StudyData.distinct_ks` filled for ``ks`` (a progress bar on stderr with
     ``progress``: seconds per set, half a minute on splice)."""
-    from tqdm.auto import tqdm
+    from ..extras import progress_bar_class
+
+    tqdm = progress_bar_class()
 
     disable = not progress or (progress != "always" and not sys.stderr.isatty())
     return {name: replace(item, distinct_ks=distinct_eigenvector_counts(item.X, ks))
@@ -264,37 +263,12 @@ def run_study(data: dict[str, StudyData], plan: StudyPlan, store: ResultsStore, 
     -------
     RunStats
     """
-    from ..extras import progress_bar_class
-
-    tqdm = progress_bar_class()
     keys = {name: store.register_data(item.X, name) for name, item in data.items()}
     tasks = plan_tasks(data, plan, keys)
-    done = store.existing((task.key for _, task in tasks), retry_uncertified=retry_uncertified)
-    pending = [t for t in tasks if t[1].key not in done]
-    bundles = bundle_tasks(pending, {name: item.X.shape[0] for name, item in data.items()})
-    runner = get_executor(executor)
-    if confirm is not None and pending:
-        ask(confirm, pending, {name: item.X for name, item in data.items()}, len(tasks) - len(pending), runner,
-            progress)
-    disable = not progress or (progress != "always" and not sys.stderr.isatty())
-    point_seconds = 0.0
-    start = time.perf_counter()
-    with tqdm(total=len(pending), unit="pt", desc="study points", file=sys.stderr, disable=disable,
-              dynamic_ncols=True) as bar:
-        if pending:
-            shared = {name: item.X for name, item in data.items()}
-            run_id = store.start_run(runner.name, sorted({name for name, _ in pending}))
-            computed = 0
-            for bundle, records in runner.run(compute_bundle, shared, bundles):
-                for (name, task), record in zip(bundle, records):
-                    store.put(task.key, record)
-                    point_seconds += record["seconds"]
-                computed += len(bundle)
-                store.update_run(run_id, computed, point_seconds, time.perf_counter() - start)
-                bar.set_postfix_str(bundle[0][0], refresh=False)
-                bar.update(len(bundle))
-    return RunStats(len(pending), len(tasks) - len(pending), time.perf_counter() - start, point_seconds,
-                    runner.name)
+    stats = run_sweep(store, {name: item.X for name, item in data.items()}, tasks, executor=executor,
+                      progress=progress, retry_uncertified=retry_uncertified, desc="study points",
+                      confirm=confirm)
+    return RunStats(stats.computed, stats.reused, stats.wall_seconds, stats.point_seconds, stats.executor)
 
 
 AGGREGATION_SETS = 2
@@ -318,7 +292,9 @@ def aggregation_curves(data: dict[str, StudyData], plan: StudyPlan, *, progress:
     """
     from fractions import Fraction
 
-    from tqdm.auto import tqdm
+    from ..extras import progress_bar_class
+
+    tqdm = progress_bar_class()
 
     from ..measures import measure
     from ..measures.onset import PAPER_GRID

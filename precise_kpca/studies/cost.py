@@ -223,7 +223,9 @@ def estimate(pending, data: dict, *, reused: int, workers: int, model: CostModel
     """
     import sys
 
-    from tqdm.auto import tqdm
+    from ..extras import progress_bar_class
+
+    tqdm = progress_bar_class()
 
     model = model or default_model()
     result = Estimate(len(pending), reused, workers, model.source)

@@ -3,7 +3,9 @@
 A curve is a set of independent points (σ, measure, k), each computed by
 :func:`precise_kpca.measures.measure`, stored in the results store as it completes, and read back from it
 (so a rerun, or an interrupted sweep, computes only the missing points and those whose stored guarantee falls
-short of the request, see :meth:`ResultsStore.existing`).
+short of the request, see :meth:`ResultsStore.existing`). Every argument of a sweep is checked before its first
+point runs (:func:`sweep_tasks`), its size against :mod:`precise_kpca.limits`; concurrent sweeps on one store share
+the points (:func:`run_sweep` claims each before computing it).
 
 Each row carries the point's guarantee as data: ``guarantee``, ``route``, ``reason`` and the interval behind the
 value as exact decimal text (:func:`exact_text`), so a CSV or Parquet reader gets the rigorous ends back exactly.
@@ -14,15 +16,17 @@ import math
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 
+from .. import limits
 from ..validation import check_data
 from .executors import get_executor
-from .store import NAIVE_BACKEND, NO_K, PointKey, ResultsStore
+from .store import AGREEMENT_BACKENDS, NAIVE_BACKEND, NO_K, POLL_SECONDS, PointKey, ResultsStore
+from .versions import route_version
 
 DEFAULT_MEASURES = ("metric", "eigenvalue", "eigenprojection")
 RANKED_MEASURES = ("eigenprojection", "pc")
@@ -36,7 +40,8 @@ point is kept, NaN, instead of aborting the sweep."""
 COLUMNS = [
     "log2_sigma", "sigma", "measure", "k", "value", "normalized", "certified_digits", "guarantee", "backend", "dps",
     "seconds", "value_text", "normalized_text", "lower_text", "upper_text", "normalized_lower_text",
-    "normalized_upper_text", "requested_backend", "digits", "route", "reason", "method",
+    "normalized_upper_text", "requested_backend", "digits", "route", "reason", "method", "requested_dps", "tau",
+    "median", "aggregate", "requested_guarantee", "code_version",
 ]
 GUARANTEE_ORDER = ("rigorous", "heuristic", "none")
 """The guarantees of :class:`precise_kpca.measures.Measurement`, strongest first (the store adds ``"unknown"``
@@ -101,12 +106,9 @@ def compute_point(X: np.ndarray, task: PointTask) -> dict:
     from ..measures import measure
 
     key = task.key
-    options = {"k": task.k or 1, "backend": key.requested_backend}
-    if key.digits != NAIVE_DIGITS:
-        options["digits"] = key.digits
     start = time.perf_counter()
     try:
-        m = measure(X, key.measure, Fraction(key.sigma), **options)
+        m = measure(X, key.measure, Fraction(key.sigma), **measure_options(key))
     except (ValueError, OverflowError) as exc:
         if key.requested_backend != NAIVE_BACKEND:
             raise
@@ -130,6 +132,7 @@ def compute_point(X: np.ndarray, task: PointTask) -> dict:
         "guarantee": str(m.guarantee),
         "route": "" if m.route is None else str(m.route),
         "reason": str(m.reason),
+        "code_version": route_version(None if m.route is None else m.route.engine),
     }
 
 
@@ -140,7 +143,24 @@ def _naive_failure(task: PointTask, reason: str, seconds: float) -> dict:
         "normalized_text": "nan", "certified_digits": 0, "backend": NAIVE_BACKEND, "dps": 15,
         "method": "float64-naive (not computable)", "seconds": float(seconds), "lower_text": "", "upper_text": "",
         "normalized_lower_text": "", "normalized_upper_text": "", "guarantee": "none", "route": "", "reason": reason,
+        "code_version": route_version("naive"),
     }
+
+
+def measure_options(key: PointKey) -> dict:
+    """The keyword arguments of :func:`precise_kpca.measures.measure` that a key stands for."""
+    options = {"k": key.k if key.k != NO_K else 1, "backend": key.requested_backend, "median": key.median}
+    if key.digits != NAIVE_DIGITS:
+        options["digits"] = key.digits
+    if key.requested_dps:
+        options["dps"] = key.requested_dps
+    if key.tau:
+        options["tau"] = float(key.tau)
+    if key.aggregate:
+        options["aggregate"] = key.aggregate
+    if key.requested_backend in ("auto", "arb"):
+        options["guarantee"] = key.requested_guarantee
+    return options
 
 
 def _end_text(end) -> str:
@@ -188,12 +208,23 @@ def guarantee_summary(frame: pd.DataFrame) -> GuaranteeSummary:
     return GuaranteeSummary(counts, int(rigorous.min()) if len(rigorous) else None)
 
 
-def bundle_tasks(pending: list[tuple[str, PointTask]], sizes: dict[str, int]) -> list[list[tuple[str, PointTask]]]:
+class Bundle(list):
+    """Points of one (data set, σ, requested backend), computed together in one worker: a list of
+    ``(data-set name, PointTask)``, which says what it is in an error message."""
+
+    def describe(self) -> str:
+        name, first = self[0]
+        measures = ", ".join(dict.fromkeys(f"{t.key.measure}" + (f" k={t.key.k}" if t.key.k != NO_K else "")
+                                           for _, t in self))
+        return f"{name} at sigma=2**{first.log2_sigma} ({measures}; backend {first.key.requested_backend})"
+
+
+def bundle_tasks(pending: list[tuple[str, PointTask]], sizes: dict[str, int]) -> list[Bundle]:
     """Group points by (data set, σ, requested backend) — the measures of one σ share its enclosures in one
     worker — expensive bundles first (naive last, then large N, then large σ) so that a pool finishes evenly."""
-    bundles: dict[tuple, list] = {}
+    bundles: dict[tuple, Bundle] = {}
     for name, task in pending:
-        bundles.setdefault((name, task.log2_sigma, task.key.requested_backend), []).append((name, task))
+        bundles.setdefault((name, task.log2_sigma, task.key.requested_backend), Bundle()).append((name, task))
     return sorted(bundles.values(), key=lambda b: (b[0][1].key.requested_backend == NAIVE_BACKEND,
                                                     -sizes[b[0][0]], -b[0][1].log2_sigma))
 
@@ -204,10 +235,13 @@ def compute_bundle(shared: dict[str, np.ndarray], bundle: list[tuple[str, PointT
 
 
 def _check_exponents(log2_sigmas) -> list[int]:
+    if isinstance(log2_sigmas, range):  # its size is known before a list of it is built
+        limits.check_points(len(log2_sigmas), parameter="log2_sigmas")
     exponents = []
     for p in np.atleast_1d(np.asarray(log2_sigmas, dtype=object)).tolist():
         if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)) or p != int(p):
             raise ValueError(f"log2_sigmas must hold integers (σ = 2**p exactly), got {p!r}")
+        limits.check_log2_sigma(int(p), parameter="log2_sigmas", shown=f"[..., {int(p)}, ...]")
         exponents.append(int(p))
     if not exponents:
         raise ValueError("log2_sigmas is empty")
@@ -219,6 +253,8 @@ def _check_ks(k) -> list[int]:
     for value in ks:
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"k must be a positive integer or a list of them, got {k!r}")
+    if not ks:
+        raise ValueError("k is empty: give at least one rank (e.g. k=1)")
     return sorted(set(int(v) for v in ks))
 
 
@@ -234,26 +270,188 @@ def _check_measures(measures) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+@dataclass(frozen=True)
+class Request:
+    """How every point of a sweep is computed (the arguments of :func:`precise_kpca.measures.measure`)."""
+
+    digits: int = 10
+    backend: str = "auto"
+    dps: int | None = None
+    tau: float = 1e-6
+    median: str = "full"
+    aggregate: str = "mean"
+    guarantee: str = "rigorous"
+
+    def check(self, X: np.ndarray, names: list[str], ks: list[int]) -> None:
+        """Every option checked as :func:`precise_kpca.measures.measure` would check it, before any point runs."""
+        from ..backends import get_backend
+        from ..measures.certified import BACKENDS, _check_k_within_rank, _check_options
+        from ..numerics.geometry import check_median
+
+        if self.backend not in BACKENDS or not isinstance(self.backend, str):
+            raise ValueError(f"unknown backend {self.backend!r}; choose one of {BACKENDS}")
+        for name in names:
+            _check_options(name, ks[0], self.digits, self.aggregate, self.tau, self.backend, self.guarantee)
+            if self.backend == "arb" and name != "metric":
+                raise ValueError(f"backend='arb' (rigorous balls) is available for the metric measure only, not {name!r}")
+        check_median(self.median)
+        if self.backend in AGREEMENT_BACKENDS:
+            get_backend(self.backend, self.dps)
+        elif self.dps is not None:
+            raise ValueError(f"dps applies to backend='mp' (or 'float64') only, not backend={self.backend!r}")
+        if any(name in RANKED_MEASURES for name in names):
+            _check_k_within_rank(X, max(ks), next(n for n in names if n in RANKED_MEASURES))
+
+    def key(self, data_key: str, name: str, rank: int, sigma: str, backend: str, digits: int) -> PointKey:
+        """The store key of one point (``backend``/``digits``: this request's, or the naive overlay's)."""
+        naive = backend == NAIVE_BACKEND
+        guarantee = "none" if naive else "heuristic" if backend in AGREEMENT_BACKENDS else self.guarantee
+        return PointKey(data_key, name, rank, sigma, backend, digits, 0 if naive or self.dps is None else self.dps,
+                        repr(float(self.tau)) if name in RANKED_MEASURES else "", self.median,
+                        self.aggregate if name == "eigenprojection" else "", guarantee)
+
+
 def sweep_tasks(
     X: np.ndarray, log2_sigmas, *, measures=DEFAULT_MEASURES, k=1, digits=10, backend="auto", naive_overlay=False,
-    data_key: str,
+    data_key: str, request: Request | None = None,
 ) -> list[PointTask]:
-    """Every point of a sweep, certified points first, then the float64-naive overlay."""
+    """Every point of a sweep, certified points first, then the float64-naive overlay; every argument is checked
+    first (ValueError naming it; :class:`~precise_kpca.errors.ResourceLimitExceeded` beyond the limits).
+
+    ``request`` carries the other options of the measures (dps, τ, median, aggregate, guarantee); ``digits`` and
+    ``backend`` override its own.
+    """
     if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or digits < 1:
         raise ValueError(f"digits must be a positive integer, got {digits!r}")
+    request = Request(**dict((request or Request()).__dict__, digits=int(digits), backend=backend))
+    names, ks, exponents = _check_measures(measures), _check_ks(k), _check_exponents(log2_sigmas)
     if backend == NAIVE_BACKEND:
         naive_overlay = False
     runs = [(backend, int(digits))] + ([(NAIVE_BACKEND, NAIVE_DIGITS)] if naive_overlay else [])
-    ks = _check_ks(k)
+    points = len(runs) * len(exponents) * sum(len(ks) if name in RANKED_MEASURES else 1 for name in names)
+    limits.check_points(points, parameter="the sweep (measures x k x log2_sigmas)")
+    request.check(X, names, ks)
     tasks = []
     for requested_backend, requested_digits in runs:
-        for name in _check_measures(measures):
+        for name in names:
             for rank in ks if name in RANKED_MEASURES else [NO_K]:
-                for p in _check_exponents(log2_sigmas):
-                    sigma = str(Fraction(2) ** p)
-                    key = PointKey(data_key, name, rank, sigma, requested_backend, requested_digits)
+                for p in exponents:
+                    key = request.key(data_key, name, rank, str(Fraction(2) ** p), requested_backend, requested_digits)
                     tasks.append(PointTask(key, p))
     return tasks
+
+
+@dataclass
+class SweepStats:
+    """Counts and times of one sweep (:func:`run_sweep`).
+
+    Attributes
+    ----------
+    computed : int
+        Points this sweep computed.
+    reused : int
+        Points found in the store: before the sweep, or landed meanwhile from a concurrent sweep.
+    wall_seconds, point_seconds : float
+        Wall time of the computation; the sum of the computed points' own times.
+    executor : str
+    """
+
+    computed: int = 0
+    reused: int = 0
+    wall_seconds: float = 0.0
+    point_seconds: float = 0.0
+    executor: str = ""
+    _start: float = field(default_factory=time.perf_counter, repr=False)
+
+
+def run_sweep(db: ResultsStore, shared: dict[str, np.ndarray], tasks: list[tuple[str, PointTask]], *, executor=None,
+              progress=True, retry_uncertified: bool = False, desc: str = "points", confirm=None) -> SweepStats:
+    """Compute every point of ``tasks`` not reusable from the store, storing each as it completes.
+
+    Each bundle of points is claimed in the store just before it is handed to the executor; points another live
+    sweep has claimed are skipped, then waited for (and taken over if that sweep dies), so concurrent sweeps on
+    one store compute every point once. The sweep's claims are released and the log checkpointed into the
+    ``.sqlite`` file however it ends.
+
+    Parameters
+    ----------
+    db : ResultsStore
+    shared : dict of str to ndarray
+        The data sets, by name (shipped to each worker once).
+    tasks : list of (str, PointTask)
+    executor : str, Executor or None
+        See :func:`precise_kpca.studies.executors.get_executor`.
+    progress : bool or "always"
+    retry_uncertified : bool
+        Recompute stored points short of the request (see :func:`precise_kpca.studies.store.reusable`).
+    confirm : callable, optional
+        Shown the :class:`precise_kpca.studies.cost.Estimate` of the points to compute (routes, predicted time)
+        before any is; a false answer raises :class:`precise_kpca.studies.cost.Declined`.
+
+    Returns
+    -------
+    SweepStats
+    """
+    runner = get_executor(executor)
+    stats = SweepStats(executor=runner.name)
+    done = db.existing((task.key for _, task in tasks), retry_uncertified=retry_uncertified)
+    waiting = [t for t in tasks if t[1].key not in done]
+    stats.reused = len(tasks) - len(waiting)
+    if not waiting:
+        return stats
+    if confirm is not None:
+        from .cost import ask
+
+        ask(confirm, waiting, shared, stats.reused, runner, progress)
+    sizes = {name: X.shape[0] for name, X in shared.items()}
+    run_id = db.start_run(runner.name, sorted({name for name, _ in waiting}))
+    try:
+        with _progress_bar(len(waiting), progress, desc) as bar:
+            while waiting:
+                taken: list = []
+                claimed = _claimed_bundles(db, run_id, bundle_tasks(waiting, sizes), taken, stats, bar,
+                                           retry_uncertified)
+                for bundle, records in runner.run(compute_bundle, shared, claimed):
+                    for (_, task), record in zip(bundle, records):
+                        db.put(task.key, record)
+                        stats.point_seconds += record["seconds"]
+                    stats.computed += len(bundle)
+                    db.update_run(run_id, stats.computed, stats.point_seconds, time.perf_counter() - stats._start)
+                    bar.set_postfix_str(bundle[0][0], refresh=False)
+                    bar.update(len(bundle))
+                waiting = _wait_for_others(db, taken, stats, bar, retry_uncertified)
+    finally:
+        stats.wall_seconds = time.perf_counter() - stats._start
+        db.finish_run(run_id)
+    return stats
+
+
+def _claimed_bundles(db, run_id, bundles, taken, stats, bar, retry_uncertified):
+    """Yield each bundle restricted to the points this sweep claims now; note the others (done, or taken)."""
+    for bundle in bundles:
+        status = db.claim([task.key for _, task in bundle], run_id, retry_uncertified=retry_uncertified)
+        landed = sum(1 for v in status.values() if v == "done")
+        stats.reused += landed
+        bar.update(landed)
+        taken.extend(t for t in bundle if status[t[1].key] == "taken")
+        mine = Bundle(t for t in bundle if status[t[1].key] == "mine")
+        if mine:
+            yield mine
+
+
+def _wait_for_others(db, taken, stats, bar, retry_uncertified) -> list:
+    """Wait until the points other sweeps claimed land; return those whose claims were abandoned (to compute)."""
+    while taken:
+        landed = db.existing((task.key for _, task in taken), retry_uncertified=retry_uncertified)
+        stats.reused += len(landed)
+        bar.update(len(landed))
+        taken = [t for t in taken if t[1].key not in landed]
+        free = [t for t in taken if not db.claimed_by_other(t[1].key)]
+        if free:
+            return free
+        if taken:
+            time.sleep(POLL_SECONDS)
+    return []
 
 
 def _open_store(store) -> tuple[ResultsStore, bool]:
@@ -264,12 +462,12 @@ def _open_store(store) -> tuple[ResultsStore, bool]:
     return ResultsStore(store), True
 
 
-def _progress_bar(total: int, progress):
+def _progress_bar(total: int, progress, desc: str = "points"):
     from ..extras import progress_bar_class
 
     tqdm = progress_bar_class()
     disable = not progress or (progress != "always" and not sys.stderr.isatty())
-    return tqdm(total=total, unit="pt", desc="points", file=sys.stderr, disable=disable, dynamic_ncols=True)
+    return tqdm(total=total, unit="pt", desc=desc, file=sys.stderr, disable=disable, dynamic_ncols=True)
 
 
 def convergence_curve(
@@ -285,6 +483,12 @@ def convergence_curve(
     progress=True,
     naive_overlay: bool = False,
     name: str = "data",
+    dps: int | None = None,
+    tau: float = 1e-6,
+    median: str = "full",
+    aggregate: str = "mean",
+    guarantee: str = "rigorous",
+    retry_uncertified: bool = False,
     confirm=None,
 ) -> pd.DataFrame:
     """Normalized convergence measures at σ = 2**p for each p, every point with its certified digits.
@@ -318,6 +522,10 @@ def convergence_curve(
     confirm : callable, optional
         Called with the :class:`precise_kpca.studies.cost.Estimate` of the points to compute before any is; a false
         answer raises :class:`precise_kpca.studies.cost.Declined`.
+    dps, tau, median, aggregate, guarantee
+        As in :func:`precise_kpca.measures.measure` (``dps`` with ``backend="mp"``); part of every point's key.
+    retry_uncertified : bool
+        Recompute stored points short of the request (see :func:`precise_kpca.studies.store.reusable`).
 
     Returns
     -------
@@ -327,7 +535,8 @@ def convergence_curve(
         backend, dps, seconds``; ``value_text, normalized_text`` and the interval ends ``lower_text,
         upper_text, normalized_lower_text, normalized_upper_text`` (exact decimal text, :func:`exact_text`;
         ``""`` where the measurement has no such end; ``value``/``normalized`` are NaN where outside the float64
-        range); ``requested_backend, digits, route, reason, method``. ``guarantee`` is ``rigorous``,
+        range); ``requested_backend, digits, route, reason, method``; the rest of the key ``requested_dps, tau,
+        median, aggregate, requested_guarantee`` and the route's ``code_version``. ``guarantee`` is ``rigorous``,
         ``heuristic`` or ``none`` (``unknown`` for points stored before guarantees were recorded); ``sigma``
         is the exact σ as text (``"1/16"``); ``k`` is missing for measures without a rank; overlay rows have
         ``requested_backend == "float64-naive"``. ``frame.attrs`` holds ``computed`` and ``reused`` (points
@@ -336,34 +545,30 @@ def convergence_curve(
     Raises
     ------
     ValueError
-        Bad arguments or data.
+        Bad arguments or data, before any point runs (ResourceLimitExceeded beyond :mod:`precise_kpca.limits`).
     TaskError
-        A point failed (points finished before it are stored).
+        A point failed (points finished before it are stored); WorkerLost when a worker process died.
+    StoreError
+        The store cannot be used (StoreCorrupted: damaged rows or pages, named).
     """
+    from .store import data_hash
+
     X = check_data(X)
+    request = Request(digits=digits, backend=backend, dps=dps, tau=tau, median=median, aggregate=aggregate,
+                      guarantee=guarantee)
+    tasks = sweep_tasks(X, log2_sigmas, measures=measures, k=k, digits=digits, backend=backend,
+                        naive_overlay=naive_overlay, data_key=data_hash(X), request=request)
+    runner = get_executor(executor)
     db, owned = _open_store(store)
     try:
-        data_key = db.register_data(X, name)
-        tasks = sweep_tasks(X, log2_sigmas, measures=measures, k=k, digits=digits, backend=backend,
-                            naive_overlay=naive_overlay, data_key=data_key)
-        done = db.existing(task.key for task in tasks)
-        pending = [(name, task) for task in tasks if task.key not in done]
-        runner = get_executor(executor)
-        if confirm is not None and pending:
-            from .cost import ask
-
-            ask(confirm, pending, {name: X}, len(tasks) - len(pending), runner, progress)
-        with _progress_bar(len(pending), progress) as bar:
-            for bundle, records in runner.run(compute_bundle, {name: X}, bundle_tasks(
-                    pending, {name: X.shape[0]})):
-                for (_, task), record in zip(bundle, records):
-                    db.put(task.key, record)
-                bar.update(len(bundle))
+        db.register_data(X, name)
+        stats = run_sweep(db, {name: X}, [(name, task) for task in tasks], executor=runner, progress=progress,
+                          retry_uncertified=retry_uncertified, confirm=confirm)
         frame = _curve_frame(db.frame([task.key for task in tasks]))
     finally:
         if owned:
             db.close()
-    frame.attrs.update(computed=len(pending), reused=len(tasks) - len(pending))
+    frame.attrs.update(computed=stats.computed, reused=stats.reused)
     return frame
 
 

@@ -3,21 +3,26 @@
 Every executor has the same shape: ``executor.run(fn, shared, tasks)`` calls ``fn(shared, task)`` for each
 task and yields ``(task, result)`` pairs **as they complete** (not in task order), so the caller can stream
 results into the results store. ``shared`` (the data matrix) is shipped to each worker once, not per task.
-A task that raises stops the run: pending tasks are cancelled and a :class:`TaskError` naming the task is
-raised (results already yielded stay valid).
+Tasks are drawn from the iterable only as workers free up (a few ahead), so a caller can decide each task at the
+last moment (the sweeps claim points in the store that way). A task that raises stops the run: pending tasks are
+cancelled and a :class:`TaskError` naming the task is raised (results already yielded stay valid); a worker
+process that dies (killed, out of memory) raises :class:`WorkerLost`.
 
 Choose one with :func:`get_executor`: ``"serial"``, ``"local"`` (process pool, the default for sweeps), or
 ``"dask://HOST:PORT"`` (a running ``dask.distributed`` scheduler).
 """
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
+import reprlib
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 
 from ..extras import require
 
@@ -28,8 +33,28 @@ class TaskError(RuntimeError):
     """A task failed; ``task`` is the failing task and ``__cause__`` the original exception."""
 
     def __init__(self, task, error: BaseException):
-        super().__init__(f"task {task!r} failed: {type(error).__name__}: {error}")
+        super().__init__(f"{describe(task)} failed: {type(error).__name__}: {error}")
         self.task = task
+
+
+class WorkerLost(TaskError):
+    """A worker process died while it computed ``task`` (killed by a signal, or out of memory)."""
+
+    def __init__(self, task, error: BaseException):
+        RuntimeError.__init__(self, f"a worker process died (killed by a signal, or out of memory?) while computing "
+                                    f"{describe(task)} or another task in flight ({str(error).rstrip('.')}). Every "
+                                    "point finished before it is kept: rerun to resume, with fewer workers if memory "
+                                    "ran out")
+        self.task = task
+
+
+def describe(task) -> str:
+    """A task in one short phrase: its ``describe()`` where it has one, else a shortened repr."""
+    return task.describe() if hasattr(task, "describe") else f"task {reprlib.repr(task)}"
+
+
+_AHEAD = 2
+"""Tasks in flight per worker: one running, one queued, so a worker never waits for the caller."""
 
 
 class Executor(ABC):
@@ -111,26 +136,34 @@ class LocalExecutor(Executor):
         return f"LocalExecutor(workers={self.workers})"
 
     def run(self, fn, shared, tasks):
-        tasks = list(tasks)
-        if self.workers == 1 or len(tasks) <= 1:
-            yield from SerialExecutor().run(fn, shared, tasks)
+        tasks = iter(tasks)
+        first = list(itertools.islice(tasks, 2))
+        if self.workers == 1 or len(first) <= 1:
+            yield from SerialExecutor().run(fn, shared, itertools.chain(first, tasks))
             return
         pool = ProcessPoolExecutor(
-            max_workers=min(self.workers, len(tasks)),
+            max_workers=self.workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_set_shared,
             initargs=(shared,),
         )
+        queue = itertools.chain(first, tasks)
         try:
-            pending = {pool.submit(_call_with_shared, fn, task): task for task in tasks}
+            pending = {}
+            for task in itertools.islice(queue, self.workers * _AHEAD):
+                pending[pool.submit(_call_with_shared, fn, task)] = task
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
                     task = pending.pop(future)
                     error = future.exception()
+                    if isinstance(error, BrokenProcessPool):
+                        raise WorkerLost(task, error) from error
                     if error is not None:
                         raise TaskError(task, error) from error
                     yield task, future.result()
+                for task in itertools.islice(queue, len(done)):
+                    pending[pool.submit(_call_with_shared, fn, task)] = task
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
@@ -176,14 +209,22 @@ class DaskExecutor(Executor):
             raise ValueError(f"cannot reach the dask scheduler at {self.address}: {exc}") from exc
         try:
             shared_future = client.scatter(shared, broadcast=True)
-            pending = {client.submit(fn, shared_future, task, pure=False): task for task in tasks}
-            for future in as_completed(list(pending), loop=client.loop):
+            queue = iter(tasks)
+            ahead = max(1, len(client.scheduler_info().get("workers", {}))) * _AHEAD
+            pending = {client.submit(fn, shared_future, task, pure=False): task
+                       for task in itertools.islice(queue, ahead)}
+            completed = as_completed(list(pending), loop=client.loop)
+            for future in completed:
                 task = pending.pop(future)
                 if future.status == "error":
                     error = future.exception()
                     client.cancel(list(pending))
                     raise TaskError(task, error) from error
                 yield task, future.result()
+                for following in itertools.islice(queue, 1):
+                    submitted = client.submit(fn, shared_future, following, pure=False)
+                    pending[submitted] = following
+                    completed.add(submitted)
         finally:
             client.close()
 
