@@ -4,9 +4,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+
 from .common import (UsageError, add_data_arguments, load_data, open_store, output_folder, parse_list,
                      parse_positive_ints, parse_range)
-
 from .confirm import add_yes_argument, confirmer
 
 PROGRESS = {"auto": True, "always": "always", "never": False}
