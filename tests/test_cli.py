@@ -87,6 +87,12 @@ def test_curves_writes_tables_and_plots_and_resumes(data_file, tmp_path, capsys)
                    "reason"):
         assert column in frame.columns
     _check_ends_round_trip(tmp_path / "s.sqlite", frame)
+    import hashlib
+    import json
+
+    record = json.loads((out / "provenance.json").read_text())
+    assert set(record["files"]) == {"curves.csv", "curves.parquet"} | {p.name for p in out.glob("*.png")}
+    assert record["files"]["curves.csv"] == hashlib.sha256((out / "curves.csv").read_bytes()).hexdigest()
     assert main(argv + ["--no-naive"]) == 0
     assert "0 float64-naive; computed 0, reused 15" in capsys.readouterr().out
 
@@ -132,10 +138,11 @@ def test_bad_arguments_and_data_exit_2_with_a_message(argv, message, data_file, 
 
 
 @pytest.mark.parametrize("backend", ["auto", "float64-naive"])
-def test_onset_prints_the_leads_onset(backend, data_file, capsys):
+def test_onset_prints_the_leads_onset(backend, data_file, tmp_path, capsys):
     from precise_kpca.measures import convergence_onset
 
-    assert main(["onset", str(data_file), "--measure", "eigenprojection", "--k", "2", "--backend", backend]) == 0
+    assert main(["onset", str(data_file), "--measure", "eigenprojection", "--k", "2", "--backend", backend,
+                 "--store", str(tmp_path / "s.sqlite"), "--executor", "serial"]) == 0
     out = capsys.readouterr().out
     expected = convergence_onset(np.load(data_file), "eigenprojection", k=2, protocol="paper", backend=backend)
     shown = "256+" if math.isinf(expected) else f"{expected:g} (log2 = {math.log2(expected):g})"

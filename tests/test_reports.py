@@ -7,6 +7,8 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from precise_kpca.cli import main
 from precise_kpca.measures.onset import PAPER_GRID
@@ -25,16 +27,60 @@ from precise_kpca.reports.tables import (
 TINY = ["--log2-sigma", "6:8", "--k", "1", "--digits", "6", "--max-rows", "9", "--progress", "never"]
 
 
-def test_regress_matches_hand_computation():
-    fit = regress([0, 1, 2], [1, 3, 4])  # sxx = 2, sxy = 3, syy = 42/9
-    assert fit.slope == pytest.approx(1.5, rel=4 * np.finfo(float).eps)
-    assert fit.intercept == pytest.approx(7 / 6, rel=4 * np.finfo(float).eps)
-    assert fit.r2 == pytest.approx(27 / 28, rel=4 * np.finfo(float).eps)
-    assert fit.n == 3
+def _exact_fit(x, y) -> dict:
+    """Least squares in exact rational arithmetic: slope, intercept, r², and the squared standard errors."""
+    xs, ys = [Fraction(v) for v in x], [Fraction(v) for v in y]
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((a - mx) ** 2 for a in xs)
+    syy = sum((b - my) ** 2 for b in ys)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(xs, ys))
+    slope = sxy / sxx
+    slope_se2 = (syy - sxy * sxy / sxx) / ((n - 2) * sxx)
+    return dict(slope=slope, intercept=my - slope * mx, r2=sxy * sxy / (sxx * syy) if syy else None,
+                slope_se2=slope_se2, intercept_se2=slope_se2 * sum(a * a for a in xs) / n, sxx=sxx, syy=syy)
+
+
+@given(st.lists(st.tuples(st.integers(-1000, 1000), st.integers(-1000, 1000)), min_size=3, max_size=12,
+                unique_by=lambda pair: pair[0]))
+@settings(max_examples=60, deadline=None)
+def test_regress_matches_exact_least_squares(points):
+    """Slope, intercept, r² and both standard errors against exact rational least squares (tolerances: multiples
+    of eps on each quantity's own scale; squared errors compared, as their roots lose accuracy near zero)."""
+    x, y = [float(a) for a, _ in points], [float(b) for _, b in points]
+    fit, exact = regress(x, y), _exact_fit(x, y)
+    eps, n = Fraction(np.finfo(float).eps), len(x)
+    scale = (exact["syy"] / exact["sxx"]) ** 0.5 if exact["syy"] else 1  # the size of a slope on these data
+    tol = 64 * n * eps
+    assert abs(Fraction(fit.slope) - exact["slope"]) <= tol * (abs(exact["slope"]) + Fraction(scale))
+    assert abs(Fraction(fit.intercept) - exact["intercept"]) <= tol * 1000 * (1 + abs(exact["slope"]) + Fraction(scale))
+    if exact["r2"] is not None:
+        assert abs(Fraction(fit.r2) - exact["r2"]) <= tol
+    se_scale = exact["syy"] / (exact["sxx"] * (n - 2)) + eps
+    assert abs(Fraction(fit.slope_se) ** 2 - exact["slope_se2"]) <= tol * se_scale
+    assert abs(Fraction(fit.intercept_se) ** 2 - exact["intercept_se2"]) <= tol * se_scale * 10**6
+    assert fit.n == n
+
+
+def test_regress_refuses_fewer_than_three_points_and_equal_x():
+    fit = regress([0, 1, 2], [1, 3, 4])  # sxx = 2, sxy = 3, syy = 42/9: residual 1/6, s.e. of slope sqrt(1/12)
+    assert (fit.slope, fit.intercept, fit.r2) == pytest.approx((1.5, 7 / 6, 27 / 28), rel=8 * np.finfo(float).eps)
+    assert fit.slope_se == pytest.approx(math.sqrt(1 / 12), rel=8 * np.finfo(float).eps)
     with pytest.raises(ValueError, match="all x are equal"):
-        regress([1, 1], [0, 2])
-    with pytest.raises(ValueError, match="at least two finite points"):
-        regress([1.0], [2.0])
+        regress([1, 1, 1], [0, 2, 3])
+    with pytest.raises(ValueError, match="at least 3 finite points"):
+        regress([1.0, 2.0], [2.0, 5.0])
+
+
+def test_a_regression_row_on_two_points_is_not_fitted():
+    from precise_kpca.reports.tables import _fit_row
+
+    two = pd.DataFrame(dict(rho=[2.0, 8.0, 4.0], y=[1.0, 3.0, math.nan]))
+    row = _fit_row("q", two, "y", (1.0, 0.0, 1.0))
+    assert row["n"] == 2 and all(math.isnan(row[c]) for c in ("slope", "intercept", "r2", "slope_se"))
+    three = two.fillna(2.5)
+    row = _fit_row("q", three, "y", (1.0, 0.0, 1.0))
+    assert row["n"] == 3 and row["slope"] == pytest.approx(regress(np.log2([2.0, 8.0, 4.0]), [1.0, 3.0, 2.5]).slope)
 
 
 def test_printed_table_ii_reproduces_its_caption_and_table_iii_row_one():
@@ -146,9 +192,10 @@ def test_reproduce_cli_end_to_end_twice(data_dir, tmp_path, capsys):
     assert set(deviations["protocol"]) == {"paper", "naive", "extended"}
     assert set(deviations[deviations["protocol"] == "paper"]["log2_sigma"]) <= set(range(-4, 9))
     for name in ("report.md", "table1.csv", "table2.csv", "table3.csv", "table4.csv", "regressions.csv",
-                 "fig3.png", "fig4.png", "fig5.png", "fig6.png", "fig7.png"):
+                 "fig1.png", "fig3.png", "fig4.png", "fig5.png", "fig6.png", "fig7.png"):
         assert (out / name).stat().st_size > 0, name
     report = (out / "report.md").read_text(encoding="utf-8")
+    _check_provenance(out, report)
     table2 = pd.read_csv(out / "table2.csv")
     mismatches = table2[~table2["match"]]
     assert len(mismatches)  # 9 rows are not the paper's data
@@ -160,6 +207,8 @@ def test_reproduce_cli_end_to_end_twice(data_dir, tmp_path, capsys):
     not_run = report.split("Available but not in this run: ", 1)[1].split(".\n", 1)[0].split(", ")
     assert sorted(not_run) == sorted(set(paper.TABLE_II) - {"wine", "cpu"}) and len(not_run) == 28
     assert "**2 of 2** data sets" in report
+    reading = report.split("## Reading of k in Algorithm 1", 1)[1].split("\n## ", 1)[0]
+    assert "no data set of this run" in reading and "`eigenvectors`" in reading  # wine, cpu: no tie
     from precise_kpca.studies import ResultsStore
 
     with ResultsStore(store) as db:
@@ -170,6 +219,20 @@ def test_reproduce_cli_end_to_end_twice(data_dir, tmp_path, capsys):
         mine = certified[certified["dataset"] == name]
         cells = [str(len(mine))] + [str((mine["guarantee"] == g).sum()) for g in ("rigorous", "heuristic", "none")]
         assert f"| {name} | {' | '.join(cells)} |" in report
+
+
+def _check_provenance(out, report: str) -> None:
+    """provenance.json covers every file written, by its real sha256; report.md quotes the same record."""
+    import hashlib
+    import json
+
+    record = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
+    written = {p.name for p in out.iterdir()} - {"provenance.json"}
+    assert set(record["files"]) == written and {"report.md", "curves.csv", "table3.csv"} <= written
+    for name, digest in record["files"].items():
+        assert hashlib.sha256((out / name).read_bytes()).hexdigest() == digest, name
+    assert "## Provenance" in report and f"git commit {record['library']['commit']}" in report
+    assert f"numpy {record['versions']['numpy']}" in report and record["date"] in report
 
 
 def test_reproduce_cli_rejects_bad_arguments(data_dir, tmp_path, capsys):
@@ -313,3 +376,137 @@ def test_report_lists_a_short_and_an_undetermined_point_with_their_reasons_and_a
     assert again.stats.computed == 2
     report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert "test:" not in report and "| wine | 9 |" in report
+
+
+def _exact_distinct_counts(X, ks, digits: int = 60) -> dict:
+    """Independent reference: mpmath.eigsy of the exact centered covariance (Fractions from the float64 data) at
+    ``digits`` digits; eigenvalues closer than 10^(20 − digits) relative are one distinct value."""
+    import mpmath
+
+    ctx = mpmath.MPContext()
+    ctx.dps = digits
+    rows = [[Fraction(float(v)) for v in row] for row in X]
+    n, d = len(rows), len(rows[0])
+    means = [sum(r[j] for r in rows) / n for j in range(d)]
+    cov = [[sum((r[i] - means[i]) * (r[j] - means[j]) for r in rows) for j in range(d)] for i in range(d)]
+    values = sorted(ctx.eigsy(ctx.matrix([[ctx.mpf(c.numerator) / c.denominator for c in row] for row in cov]),
+                              eigvals_only=True), reverse=True)
+    top = values[0]
+    nonzero = [v for v in values if v > top * ctx.mpf(10) ** (20 - digits)]
+    ends = [i + 1 for i in range(len(nonzero))
+            if i + 1 == len(nonzero) or nonzero[i] - nonzero[i + 1] > top * ctx.mpf(10) ** (20 - digits)]
+    return {k: ends[k - 1] if k <= len(ends) else None for k in ks}
+
+
+AXES = np.array([[3.0, 0, 0, 0], [-3.0, 0, 0, 0], [0, 2.0, 0, 0], [0, -2.0, 0, 0], [0, 0, 2.0, 0], [0, 0, -2.0, 0],
+                 [0, 0, 0, 1.0], [0, 0, 0, -1.0]])
+"""Covariance diag(18, 8, 8, 2) exactly: distinct eigenvalues 18 > 8 (twice) > 2."""
+
+
+def test_distinct_counts_map_k_distinct_eigenvalues_to_the_eigenvectors_they_span(data_dir):
+    from precise_kpca.datasets import load
+    from precise_kpca.reports.study import distinct_eigenvector_counts
+
+    assert distinct_eigenvector_counts(AXES, range(1, 6)) == {1: 1, 2: 3, 3: 4, 4: None, 5: None}
+    assert _exact_distinct_counts(AXES, range(1, 6)) == {1: 1, 2: 3, 3: 4, 4: None, 5: None}
+    ttt = load("tic-tac-toe", data_dir=data_dir)  # the board's symmetry repeats linear eigenvalues exactly
+    found = distinct_eigenvector_counts(ttt, range(1, 8))
+    assert found == _exact_distinct_counts(ttt, range(1, 8)) and found[2] == 3 and found[5] == 6
+    wine = load("wine", data_dir=data_dir)
+    assert distinct_eigenvector_counts(wine, range(1, 6)) == {k: k for k in range(1, 6)}
+
+
+def _ranked_curves() -> pd.DataFrame:
+    rows = [dict(dataset=name, measure="eigenprojection", k=float(k), log2_sigma=7, normalized=-float(10 * k),
+                 requested_backend="auto", rho=2.0) for name in ("t", "w") for k in (1, 2, 3)]
+    rows.append(dict(dataset="t", measure="metric", k=math.nan, log2_sigma=7, normalized=-5.0,
+                     requested_backend="auto", rho=2.0))
+    return pd.DataFrame(rows)
+
+
+def test_read_k_relabels_the_eigenvector_count_of_k_distinct_eigenvalues():
+    from precise_kpca.reports.tables import read_k
+
+    data = {"t": StudyData("t", AXES, 8, 4, 2.0, 2.0, 4, {1: 1, 2: 3}),
+            "w": StudyData("w", AXES, 8, 4, 2.0, 2.0, 4, {1: 1, 2: 2})}
+    curves = _ranked_curves()
+    distinct = read_k(curves, data, [1, 2], "distinct")
+    eig = distinct[distinct["measure"] == "eigenprojection"].set_index(["dataset", "k"])
+    assert eig.loc[("t", 2.0), "normalized"] == -30.0 and eig.loc[("t", 2.0), "eigenvectors"] == 3
+    assert eig.loc[("w", 2.0), "normalized"] == -20.0 and len(eig) == 4
+    assert (distinct["measure"] == "metric").sum() == 1
+    counted = read_k(curves, data, [1, 2], "eigenvectors")
+    assert sorted(counted.loc[counted["dataset"] == "t", "normalized"]) == [-20.0, -10.0, -5.0]
+    with pytest.raises(ValueError, match="k_counts must be one of"):
+        read_k(curves, data, [1], "eigenvalues")
+    with pytest.raises(ValueError, match="distinct-eigenvalue counts of 't'"):
+        read_k(curves, {**data, "t": StudyData("t", AXES, 8, 4, 2.0, 2.0, 4)}, [1, 2], "distinct")
+
+
+def test_eigenvector_ks_adds_the_distinct_readings_ranks():
+    from precise_kpca.reports.study import eigenvector_ks
+
+    item = StudyData("t", AXES, 8, 4, 2.0, 2.0, 4, {1: 1, 2: 3, 3: 4, 4: None})
+    assert eigenvector_ks(item, (1, 2, 3, 4)) == [1, 2, 3, 4]
+    assert eigenvector_ks(StudyData("t", AXES, 8, 4, 2.0, 2.0, 3, {1: 1, 2: 3}), (1, 2)) == [1, 2, 3]
+    assert eigenvector_ks(StudyData("t", AXES, 8, 4, 2.0, 2.0, 1), (1, 2)) == [1]
+
+
+def test_k_reading_section_names_the_tied_set_and_the_reading_nearer_the_paper():
+    from precise_kpca.reports.markdown import _k_reading_section, _reading_distance
+    from precise_kpca.reports.study import StudyPlan
+
+    def fits(slope):
+        table3 = pd.DataFrame([dict(k=2, source="paper", slope=slope, intercept=0.0, r2=0.5, n=30, paper_slope=0.5,
+                                    paper_intercept=0.0, paper_r2=0.5)])
+        return {"table3": table3, "table4": pd.DataFrame()}
+
+    data = {"tic-tac-toe": StudyData("tic-tac-toe", AXES, 958, 27, 1.22, 1.22, 18, {1: 1, 2: 3}),
+            "wine": StudyData("wine", AXES, 178, 13, 5.0, 5.0, 13, {1: 1, 2: 2})}
+    readings = {"eigenvectors": fits(0.8), "distinct": fits(0.5)}
+    assert _reading_distance(readings["eigenvectors"]) == pytest.approx(0.1) and _reading_distance(fits(0.5)) == 0
+    text = "\n".join(_k_reading_section(data, StudyPlan((7,), (1, 2)), "distinct", readings))
+    assert "**tic-tac-toe**: distinct k = 1 → 1 eigenvectors, 2 → 3 eigenvectors" in text and "wine" not in text
+    assert "`eigenvectors` 0.100, `distinct` 0.000" in text and "| distinct | Table 3 | 2 | 0.50" in text
+
+
+def test_fig1_data_have_exactly_null_cross_covariance_unit_variances_and_a_nonlinear_dependence():
+    from precise_kpca.reports.figures import exact_covariance, null_covariance_data
+
+    X = null_covariance_data(200, seed=3)
+    rows = [(Fraction(float(a)), Fraction(float(b))) for a, b in X]
+    n = len(rows)
+    mx, my = sum(a for a, _ in rows) / n, sum(b for _, b in rows) / n
+    cross = sum((a - mx) * (b - my) for a, b in rows) / (n - 1)
+    variances = [sum((r[j] - m) ** 2 for r in rows) / (n - 1) for j, m in ((0, mx), (1, my))]
+    assert cross == 0 and all(abs(v - 1) <= 8 * n * Fraction(np.finfo(float).eps) for v in variances)
+    assert exact_covariance(X) == [[variances[0], cross], [cross, variances[1]]]
+    # the dependence covariance misses: y against x² is nearly linear (r² of the parabola well above 0.9)
+    assert regress(X[:, 0] ** 2, X[:, 1]).r2 > 0.9
+    with pytest.raises(ValueError, match="n must be an even integer"):
+        null_covariance_data(7)
+
+
+def test_aggregation_curves_and_figures_1_and_2(data_dir, tmp_path):
+    from precise_kpca.measures import measure
+    from precise_kpca.reports.figures import write_figures
+    from precise_kpca.reports.study import aggregation_curves, load_study_data, StudyPlan
+
+    data = load_study_data(["wine", "cpu", "diabetes"], data_dir=data_dir, max_rows=10)
+    data["diabetes"] = StudyData("diabetes", data["diabetes"].X[:3], 768, 8, 1.0, 1.0, 2)  # fewest rows, rank 2
+    plan = StudyPlan((6, 7, 12), (1, 3), 6)
+    frame, k = aggregation_curves(data, plan, progress=False)
+    assert k == 3 and set(frame["dataset"]) == {"wine", "cpu"}  # the two smallest sets of rank ≥ 3
+    assert sorted(frame["log2_sigma"].unique()) == [6, 7]  # the paper's grid only
+    assert len(frame) == 2 * 2 * 2 and set(frame["aggregate"]) == {"mean", "max"}
+    row = frame[(frame["dataset"] == "wine") & (frame["aggregate"] == "max") & (frame["log2_sigma"] == 7)].iloc[0]
+    m = measure(data["wine"].X, "eigenprojection", 128, k=3, digits=6, aggregate="max")
+    assert row["normalized"] == float(m.normalized) and row["guarantee"] == m.guarantee == "rigorous"
+    mean = frame[(frame["dataset"] == "wine") & (frame["aggregate"] == "mean") & (frame["log2_sigma"] == 7)]
+    assert mean["normalized"].iloc[0] != row["normalized"]  # three groups: the aggregations differ
+    assert aggregation_curves(data, StudyPlan((6, 7), (1,), 6), progress=False)[1] is None
+    no_curves = pd.DataFrame({c: pd.Series(dtype=float if c in ("k", "rho", "log2_sigma", "normalized") else object)
+                              for c in ("dataset", "measure", "k", "rho", "log2_sigma", "normalized",
+                                        "requested_backend", "guarantee", "certified_digits")})
+    written = write_figures(no_curves, tmp_path, aggregation=frame, aggregation_k=k)
+    assert {"fig1", "fig2"} <= set(written) and all(p.stat().st_size > 0 for p in written.values())

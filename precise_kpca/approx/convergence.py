@@ -155,7 +155,7 @@ def linear_limit(X, *, method: str = "nystrom", n_features: int = 100, random_st
 def large_sigma_convergence(
     X, sigmas, *, method: str = "nystrom", n_landmarks: int = 10, n_features: int = 100, random_state=0,
     n_components: int | None = None, digits: int = 10, guarantee: str = "rigorous", gram_error: bool = True,
-    dps: int | None = None, fit_points: int | None = None,
+    dps: int | None = None, fit_points: int | None = None, progress=None,
 ) -> ConvergenceStudy:
     """Measure the σ → ∞ convergence of Nyström / RF-KPCA eigenvalues to their linear limit.
 
@@ -184,6 +184,8 @@ def large_sigma_convergence(
         ``30 + 4·log10(σ_max)`` otherwise, and each σ is evaluated again at ``dps + 20``.
     fit_points : int, optional
         Number of largest bandwidths used for the rate fit (default min(4, len(sigmas))).
+    progress : callable, optional
+        Wraps the iteration over σ (e.g. ``tqdm``: a bar with ETA, one step per σ); None: silent.
 
     Returns
     -------
@@ -208,15 +210,16 @@ def large_sigma_convergence(
         )
     problem = KernelProblem(X, method, n_landmarks=n_landmarks, n_features=n_features, random_state=random_state)
     ell = _components(n_components, problem.limit_rank())
+    steps = exact_sigmas if progress is None else progress(exact_sigmas)
     if guarantee == "rigorous":
-        points, limit = _enclosed_points(problem, exact_sigmas, ell, digits, gram_error and method != "exact")
+        points, limit = _enclosed_points(problem, steps, ell, digits, gram_error and method != "exact")
         route = "arb-enclosure"
     else:
         dps = _heuristic_dps(exact_sigmas[-1], method, n_landmarks) if dps is None else dps
         draws = dict(m=n_landmarks, n_features=n_features, random_state=random_state)
         mus = [_mp_limit(X, method, n_features, random_state, ell, p) for p in (dps, dps + _HEURISTIC_EXTRA_DPS)]
         limit = IntervalArray.of([_span(a, b, dps) for a, b in zip(*mus)])
-        points = [_agreement_point(X, s, method, draws, ell, dps, mus) for s in exact_sigmas]
+        points = [_agreement_point(X, s, method, draws, ell, dps, mus) for s in steps]
         route = "agreement"
     errors = [p.errors for p in points]
     fits = [_rate([e[l] for e in errors], exact_sigmas, fit_points) for l in range(ell)]

@@ -132,7 +132,8 @@ def metric_curve(X, log2_sigmas=LOG2_SIGMAS, *, eccentricity: ExactEccentricity 
 
 
 def eta_study(X, name: str = "data", *, log2_sigmas=LOG2_SIGMAS, ks=KS, spectral: bool = True,
-              paper_spectral: bool = True, guarantee: str = "rigorous", limit_digits: int = LIMIT_DIGITS) -> EtaStudy:
+              paper_spectral: bool = True, guarantee: str = "rigorous", limit_digits: int = LIMIT_DIGITS,
+              progress=None) -> EtaStudy:
     """The study of one data set (module docstring).
 
     Parameters
@@ -152,6 +153,9 @@ def eta_study(X, name: str = "data", *, log2_sigmas=LOG2_SIGMAS, ks=KS, spectral
         evaluations (:class:`.constants.CheckedLimits`).
     limit_digits : int
         Digits requested of the rigorous limits.
+    progress : callable, optional
+        ``progress(steps, desc)`` wraps each loop (the σ grid of C(σ), then the ranks k of the limits), e.g. a
+        ``tqdm`` bar with ETA; None: silent.
 
     Returns
     -------
@@ -161,12 +165,14 @@ def eta_study(X, name: str = "data", *, log2_sigmas=LOG2_SIGMAS, ks=KS, spectral
     g = geometry(X)
     ecc = ExactEccentricity(X)
     rho = ecc.rho()
-    curve = metric_curve(X, log2_sigmas, eccentricity=ecc)
+    wrap = progress or (lambda steps, desc: steps)
+    curve = metric_curve(X, wrap(list(log2_sigmas), "C(σ) grid"), eccentricity=ecc)
     paper = {"metric": _metric_at(ecc, rho, PAPER_LOG2_SIGMA)}
     notes: list[str] = []
     eigenvalue, table = None, pd.DataFrame(columns=SPECTRAL_COLUMNS)
     if spectral:
-        eigenvalue, table = _spectral_limits(X, ks, rho, guarantee, limit_digits, notes)
+        eigenvalue, table = _spectral_limits(X, wrap(list(ks), "Theorem 3 limits (k)"), rho, guarantee,
+                                             limit_digits, notes)
     if paper_spectral and g.n <= PAPER_SPECTRAL_MAX_N:
         sigma = Fraction(2) ** PAPER_LOG2_SIGMA
         b = Float64Backend()

@@ -42,7 +42,7 @@ COMMANDS = {
     "certify": ("certify", "certified inertia of a kernel Gram (Mercer check); no DATA: the article's Experiment 1"),
     "rff-rate": ("rff_rate", "random Fourier features: RMSE versus D and the fitted O(D^-1/2) slope (seed article)"),
     "neighbours": ("neighbours", "large-σ convergence of Nyström / random-feature KPCA to linear PCA: rates, constants"),
-    "reproduce": ("reproduce", "the paper's study: Tables I-IV, Figs 3-8 and report.md, extended past 2^7"),
+    "reproduce": ("reproduce", "the paper's study: Tables I-IV, Figs 1-8 and report.md, extended past 2^7"),
     "eta": ("eta", "tightness of Theorem 2's η: C(σ) vs the sharp 1/8, overshoot, Theorem 3 limits"),
     "data": ("data", "the paper's data sets: list them, or fetch them from OpenML into the data directory"),
     "study": ("study", "studies beyond the paper (beyond: eigenprojection predictor, CKA constant, ties)"),

@@ -11,6 +11,7 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 from fractions import Fraction
 
 from .common import DATA_HELP, UsageError, add_data_options, load_data
+from .progress import PROGRESS, add_progress_argument, working
 
 KERNELS = {"rbf": "gaussian", "poly": "polynomial", "linear": "linear", "neg-distance": "neg_distance"}
 """CLI kernel name -> :func:`~precise_kpca.certify.psd.certify_kernel_psd` kernel."""
@@ -57,6 +58,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                              "median distance of DATA (float64; the certificate is for exactly that sigma_X)")
     parser.add_argument("--degree", type=int, metavar="P", help="poly degree (default 2)")
     parser.add_argument("--coef0", type=_fraction, metavar="C", help="poly coef0, read exactly (default 1)")
+    add_progress_argument(parser)
     return parser
 
 
@@ -112,7 +114,9 @@ def run(args: argparse.Namespace) -> int:
                    if getattr(args, name) is not None]
         if options:
             raise UsageError(f"{', '.join(options)} need(s) DATA; without DATA the command runs Experiment 1")
-        return _experiment1(experiment1())
+        with working("Experiment 1 (three certificates)", PROGRESS[args.progress]):
+            certificates = experiment1()
+        return _experiment1(certificates)
     args.kernel = args.kernel or "rbf"
     params = _kernel_params(args)
     name, X = load_data(args)
@@ -123,7 +127,8 @@ def run(args: argparse.Namespace) -> int:
         d_x = geometry(X).median_distance
         params["sigma"] = params["sigma"] * Fraction(d_x)
         shown = f"rbf (sigma={args.sigma} standardized: sigma_X = sigma·d_X, d_X = {d_x!r})"
-    cert = certify_kernel_psd(X, KERNELS[args.kernel], **params)
+    with working(f"certifying the {args.kernel} Gram of {name} (N={X.shape[0]})", PROGRESS[args.progress]):
+        cert = certify_kernel_psd(X, KERNELS[args.kernel], **params)
     rows = [
         ("data", f"{name} (N={X.shape[0]}, d={X.shape[1]})"),
         ("kernel", shown),

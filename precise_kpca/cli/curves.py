@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+
 from .common import (UsageError, add_data_arguments, load_data, open_store, output_folder, parse_list,
                      parse_positive_ints, parse_range)
+from .confirm import add_yes_argument, confirmer
 
 PROGRESS = {"auto": True, "always": "always", "never": False}
 
@@ -16,7 +19,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="convergence curves (Figs 3, 5, 6, 8) with certified digits",
         description="Normalized log2 convergence measures at σ = 2**p, every point certified to --digits digits "
                     "and kept in the results store (a rerun computes only missing points). Writes curves.csv, "
-                    "curves.parquet (with the [parquet] extra) and PNG plots into --out and prints a summary.",
+                    "curves.parquet (with the [parquet] extra), PNG plots and provenance.json (versions, git "
+                    "commit, date, machine, file hashes) into --out and prints a summary.",
     )
     add_data_arguments(parser)
     parser.add_argument("--log2-sigma", default="-4:40", metavar="RANGE",
@@ -41,6 +45,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--no-naive", action="store_true", help="skip the float64-naive overlay")
     parser.add_argument("--progress", choices=tuple(PROGRESS), default="auto",
                         help="progress bar on stderr: auto (when a terminal), always, never")
+    add_yes_argument(parser)
     return parser
 
 
@@ -73,7 +78,9 @@ def run(args: argparse.Namespace) -> int:
     from ..extras import has_extra, missing_message
     from ..measures import MEASURES
     from ..plots import save_curve_plots
+    from ..reports.provenance import write_provenance
     from ..studies import convergence_curve
+    from ..studies.cost import Declined
 
     exponents = parse_range(args.log2_sigma)
     measures = parse_list(args.measures, what="measure", choices=MEASURES)
@@ -85,12 +92,16 @@ def run(args: argparse.Namespace) -> int:
     out = output_folder(args.out)
     name, X = load_data(args)
     start = time.perf_counter()
-    with open_store(args.store) as store:
-        frame = convergence_curve(
-            X, exponents, measures=measures, k=ks, digits=args.digits, backend=args.backend, store=store,
-            executor=args.executor, progress=PROGRESS[args.progress], naive_overlay=not args.no_naive, name=name,
-            dps=args.dps, guarantee=args.guarantee, median=args.median,
-        )
+    try:
+        with open_store(args.store) as store:
+            frame = convergence_curve(
+                X, exponents, measures=measures, k=ks, digits=args.digits, backend=args.backend, store=store,
+                executor=args.executor, progress=PROGRESS[args.progress], naive_overlay=not args.no_naive,
+                name=name, dps=args.dps, guarantee=args.guarantee, median=args.median, confirm=confirmer(args),
+            )
+    except Declined as exc:
+        print(f"precise-kpca curves: {exc}", file=sys.stderr)
+        return 1
     seconds = time.perf_counter() - start
     tables = [out / "curves.csv"]
     frame.to_csv(tables[0], index=False)
@@ -98,8 +109,9 @@ def run(args: argparse.Namespace) -> int:
         tables.append(out / "curves.parquet")
         frame.to_parquet(tables[1], index=False)
     plots = save_curve_plots(frame, out, title=f"{name} (N={X.shape[0]}, d={X.shape[1]})", digits=args.digits)
+    sidecar = write_provenance(out, [*tables, *plots])
     print(summary(frame, seconds))
-    print(f"wrote {', '.join(map(str, tables))}, {len(plots)} PNG plots in {out}")
+    print(f"wrote {', '.join(map(str, tables))}, {len(plots)} PNG plots and {sidecar.name} in {out}")
     if not has_extra("parquet"):
         print(f"curves.parquet not written: {missing_message('parquet', 'the Parquet copy')}")
     return 0

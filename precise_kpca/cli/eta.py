@@ -5,6 +5,7 @@ import argparse
 from pathlib import Path
 
 from .common import add_data_arguments, load_data
+from .progress import PROGRESS, add_progress_argument, bar
 
 CURVE_GUARANTEE = "rigorous"
 """C(σ) of :func:`precise_kpca.asymptotics.study.metric_curve`: arb balls on exact data at every grid point.
@@ -20,8 +21,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                     "eigenprojection constants (k = 1..5).",
     )
     add_data_arguments(parser)
-    parser.add_argument("--out", metavar="DIR", help="write eta.png and eta_curve.csv here")
+    parser.add_argument("--out", metavar="DIR", help="write eta.png, eta_curve.csv and provenance.json here")
     parser.add_argument("--no-spectral", action="store_true", help="skip Theorem 3's limits")
+    add_progress_argument(parser)
     parser.add_argument("--limit-digits", type=int, default=12, metavar="D",
                         help="digits requested of Theorem 3's limits (default 12)")
     parser.add_argument("--limit-guarantee", choices=("rigorous", "heuristic"), default="rigorous",
@@ -32,17 +34,20 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run ``precise-kpca eta``; returns the exit status (errors raise, see :func:`precise_kpca.cli.main`)."""
     from ..asymptotics.study import eta_study
+    from ..reports.provenance import write_provenance
 
     name, X = load_data(args)
     study = eta_study(X, name, spectral=not args.no_spectral, paper_spectral=False,
-                      guarantee=args.limit_guarantee, limit_digits=args.limit_digits)
+                      guarantee=args.limit_guarantee, limit_digits=args.limit_digits,
+                      progress=lambda steps, desc: bar(steps, desc=desc, mode=PROGRESS[args.progress]))
     print(format_study(study))
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         study.curve.to_csv(out / "eta_curve.csv", index=False)
         plot_study(study, out / "eta.png")
-        print(f"wrote {out / 'eta.png'} and {out / 'eta_curve.csv'}")
+        sidecar = write_provenance(out, [out / "eta_curve.csv", out / "eta.png"])
+        print(f"wrote {out / 'eta.png'}, {out / 'eta_curve.csv'} and {sidecar.name}")
     return 0
 
 

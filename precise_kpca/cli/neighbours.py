@@ -11,6 +11,7 @@ import argparse
 import time
 
 from .common import UsageError, add_data_arguments, load_data, parse_range
+from .progress import PROGRESS, add_progress_argument, bar
 
 METHODS = ("exact", "nystrom", "rf-cos", "rf-sincos")
 """``--method`` choices: :data:`precise_kpca.approx.convergence.METHODS`, spelled out so that building the parser
@@ -56,6 +57,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="digits asked of every rigorous error (default 10)")
     parser.add_argument("--no-gram-error", action="store_true",
                         help="skip the Gram approximation error (it costs O(N^2) balls per σ)")
+    add_progress_argument(parser)
     return parser
 
 
@@ -79,7 +81,9 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     study = large_sigma_convergence(X, [f"2**{p}" for p in exponents], method=args.method, n_landmarks=landmarks,
                                     n_features=features, random_state=args.seed, digits=args.digits,
-                                    guarantee=args.guarantee, gram_error=not args.no_gram_error)
+                                    guarantee=args.guarantee, gram_error=not args.no_gram_error,
+                                    progress=lambda steps: bar(steps, desc=f"{args.method} σ points", unit="σ",
+                                                               mode=PROGRESS[args.progress]))
     seconds = time.perf_counter() - start
 
     setting = {"exact": "empirical KPCA", "nystrom": f"Nyström KPCA, m={landmarks} landmarks",

@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import importlib
 
+from .progress import PROGRESS, add_progress_argument, bar
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``prove`` on the top-level sub-parsers; returns its parser."""
@@ -17,6 +19,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                     "Needs sympy (the [proofs] extra); the repository's proofs/README.md maps claims to modules.",
     )
     parser.add_argument("names", nargs="*", metavar="NAME", help="proof modules to run (default: all)")
+    add_progress_argument(parser)
     return parser
 
 
@@ -46,4 +49,7 @@ def run(args: argparse.Namespace) -> int:
     unknown = [name for name in args.names if name not in MODULES]
     if unknown:
         raise ValueError(f"unknown proof module(s) {', '.join(unknown)}; choose from {', '.join(MODULES)}")
-    return report(run_all(args.names or None))
+    results = []
+    for name in bar(args.names or list(MODULES), desc="proof modules", unit="module", mode=PROGRESS[args.progress]):
+        results += run_all([name])
+    return report(results)

@@ -1,12 +1,14 @@
-"""The paper's study, reproduced and extended: Tables I–IV, Figs 3–8 and ``report.md``.
+"""The paper's study, reproduced and extended: Tables I–IV, Figs 1–8 and ``report.md``.
 
 >>> from precise_kpca.reports import reproduce
 >>> result = reproduce(["wine", "cpu"], out_dir="report", max_rows=30, log2_sigmas=range(-4, 31))  # doctest: +SKIP
 
 :func:`reproduce` runs every curve point of the study through the results store (a rerun computes nothing),
 then writes ``table1.csv`` … ``table4.csv``, ``regressions.csv``, ``onsets.csv``, ``onset_deviations.csv``,
-``curves.csv``, ``fig3.png`` … ``fig8.png`` and ``report.md`` into ``out_dir``. Every CSV is tidy: one value per
-cell (the onsets' per-σ evidence is the long table ``onset_deviations.csv``), interval ends as exact text.
+``curves.csv``, ``aggregation.csv`` (Fig 2's points), ``fig1.png`` … ``fig8.png``, ``report.md`` and
+``provenance.json`` (what produced them: versions, git commit, date, machine, and each file's sha256;
+:mod:`.provenance`) into ``out_dir``. Every CSV is tidy: one value per cell (the onsets' per-σ evidence is the
+long table ``onset_deviations.csv``), interval ends as exact text.
 """
 from __future__ import annotations
 
@@ -18,12 +20,26 @@ import pandas as pd
 from . import paper
 from .figures import write_figures
 from .markdown import render_report
-from .study import StudyData, StudyPlan, RunStats, collect_curves, load_study_data, run_study, subsample
+from . import provenance
+from .study import (
+    K_COUNTS,
+    StudyData,
+    aggregation_curves,
+    StudyPlan,
+    RunStats,
+    collect_curves,
+    distinct_eigenvector_counts,
+    load_study_data,
+    run_study,
+    subsample,
+    with_distinct_counts,
+)
 from .tables import (
     Fit,
     deviations_table,
     onsets,
     paper_self_check,
+    read_k,
     regress,
     regressions,
     table_one,
@@ -33,15 +49,18 @@ from .tables import (
 
 __all__ = [
     "Fit",
+    "K_COUNTS",
     "ReproduceResult",
     "RunStats",
     "StudyData",
     "StudyPlan",
     "collect_curves",
+    "distinct_eigenvector_counts",
     "load_study_data",
     "onsets",
     "paper",
     "paper_self_check",
+    "read_k",
     "regress",
     "regressions",
     "reproduce",
@@ -49,6 +68,7 @@ __all__ = [
     "subsample",
     "table_one",
     "table_two",
+    "with_distinct_counts",
     "write_figures",
 ]
 
@@ -68,7 +88,7 @@ class ReproduceResult:
 
 def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3, 4, 5), digits=8, max_rows=None,
               seed=0, data_dir=None, store=None, executor=None, progress=True,
-              retry_uncertified=False) -> ReproduceResult:
+              retry_uncertified=False, k_counts="eigenvectors", confirm=None) -> ReproduceResult:
     """Run the study and write the report directory.
 
     Parameters
@@ -80,7 +100,7 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
     log2_sigmas : iterable of int
         The grid; the paper protocol uses its part in −4…8 and needs 7.
     ks : sequence of int
-        Eigenprojection ranks (Tables III, IV).
+        Eigenprojection ranks (Tables III, IV), read as ``k_counts`` says.
     digits : int
         Certified digits per point.
     max_rows : int, optional
@@ -94,6 +114,13 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
     retry_uncertified : bool
         Also recompute stored points that are not rigorous where the request would accept them (points short of
         the requested digits, undetermined or of unknown guarantee are recomputed in any case).
+    k_counts : {"eigenvectors", "distinct"}
+        Algorithm 1's k as the number of top linear eigenvectors (default), or of top distinct linear eigenvalues
+        (the paper's text; :data:`.study.K_COUNTS`). Both readings' points are computed (they differ only on
+        data with exactly tied linear eigenvalues) and ``report.md`` sets their Tables III–IV side by side;
+        ``k_counts`` picks the one in ``table3.csv``, ``table4.csv``, Table II and the figures.
+    confirm : callable, optional
+        Shown the plan of the pending points before any is computed (see :func:`.study.run_study`).
 
     Returns
     -------
@@ -102,12 +129,16 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
     from ..datasets import available
     from ..studies.store import ResultsStore
 
+    if k_counts not in K_COUNTS:
+        raise ValueError(f"k_counts must be one of {', '.join(K_COUNTS)}, got {k_counts!r}")
     names = list(datasets) if datasets else available(data_dir)
-    data = load_study_data(names, data_dir=data_dir, max_rows=max_rows, seed=seed)
     plan = StudyPlan(tuple(sorted(set(int(p) for p in log2_sigmas))), tuple(sorted(set(ks))), int(digits))
+    data = with_distinct_counts(load_study_data(names, data_dir=data_dir, max_rows=max_rows, seed=seed), plan.ks,
+                                progress=progress)
     db = store if isinstance(store, ResultsStore) else ResultsStore(store)
     try:
-        stats = run_study(data, plan, db, executor=executor, progress=progress, retry_uncertified=retry_uncertified)
+        stats = run_study(data, plan, db, executor=executor, progress=progress, retry_uncertified=retry_uncertified,
+                          confirm=confirm)
         curves = collect_curves(data, plan, db)
         runs = db.runs()
     finally:
@@ -115,16 +146,22 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
             db.close()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    info = provenance.provenance()
     table1 = table_one(data, data_dir=data_dir)
-    onset_frame = onsets(curves, data)
+    readings = {}
+    for reading in K_COUNTS:
+        read = read_k(curves, data, plan.ks, reading)
+        reading_onsets = onsets(read, data)
+        readings[reading] = (read, reading_onsets, regressions(read, reading_onsets))
+    read, onset_frame, fits = readings[k_counts]
     table2 = table_two(onset_frame, data)
-    fits = regressions(curves, onset_frame)
     self_check = paper_self_check()
-    figures = write_figures(curves, out)
+    aggregation, aggregation_k = aggregation_curves(data, plan, progress=progress)
+    figures = write_figures(read, out, aggregation=aggregation, aggregation_k=aggregation_k)
     files = []
     for name, frame in (("table1", table1), ("table2", tidy(table2)), ("onsets", tidy(onset_frame)),
                         ("onset_deviations", deviations_table(onset_frame)), ("curves", curves),
-                        ("table3", fits["table3"]), ("table4", fits["table4"])):
+                        ("table3", fits["table3"]), ("table4", fits["table4"]), ("aggregation", aggregation)):
         files.append(out / f"{name}.csv")
         frame.to_csv(files[-1], index=False)
     files.append(out / "regressions.csv")
@@ -132,8 +169,10 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
               ignore_index=True).to_csv(files[-1], index=False)
     text = render_report(data=data, plan=plan, table1=table1, table2=table2, fits=fits, self_check=self_check,
                          figures=figures, stats=stats, curves=curves, runs=runs,
-                         all_paper_sets=available(data_dir))
+                         all_paper_sets=available(data_dir), provenance=info, k_counts=k_counts,
+                         readings={r: fits_r for r, (_, _, fits_r) in readings.items()})
     files.append(out / "report.md")
     files[-1].write_text(text, encoding="utf-8")
     files += list(figures.values())
+    files.append(provenance.write_provenance(out, files, info))
     return ReproduceResult(table1, table2, onset_frame, fits, curves, stats, files)

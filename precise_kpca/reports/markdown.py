@@ -9,6 +9,7 @@ from ..certify.linear_ties import tied_linear_eigenvalues
 from ..studies.curves import GUARANTEE_ORDER, guarantee_summary, undetermined
 from . import paper
 from .study import RunStats, StudyData, StudyPlan
+from .provenance import markdown_lines
 from .tables import explain, onset_text
 
 
@@ -20,16 +21,26 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + ["| " + " | ".join(r) + " |" for r in rows]
 
 
+def _with_se(value, se) -> str:
+    """``value ± standard error`` (the error omitted where there is none)."""
+    if value is None or pd.isna(value):
+        return "–"
+    return f"{value:.2f}" + ("" if se is None or pd.isna(se) else f" ± {se:.2f}")
+
+
 def _fit_rows(frame: pd.DataFrame, label_columns) -> list[list[str]]:
     rows = []
     for _, r in frame.iterrows():
         rows.append([str(r[c]) for c in label_columns] + [
-            _num(r["slope"]), _num(r["paper_slope"]), _num(r["intercept"]), _num(r["paper_intercept"]),
+            _with_se(r["slope"], r.get("slope_se")), _num(r["paper_slope"]),
+            _with_se(r["intercept"], r.get("intercept_se")), _num(r["paper_intercept"]),
             _num(r["r2"]), _num(r["paper_r2"]), str(int(r["n"]))])
     return rows
 
 
-FIT_HEADER = ["slope", "paper", "intercept", "paper", "r²", "paper", "n"]
+FIT_HEADER = ["slope ± s.e.", "paper", "intercept ± s.e.", "paper", "r²", "paper", "n"]
+FIT_NOTE = ("Standard errors from `scipy.stats.linregress`; a regression on fewer than 3 points is not fitted "
+            "(–) and not drawn.")
 
 
 def _history_lines(runs: pd.DataFrame | None, data: dict[str, StudyData]) -> list[str]:
@@ -103,11 +114,64 @@ def _tie_proof(name: str, undetermined_points: pd.DataFrame, item: StudyData) ->
                "precision." if cut else ""))
 
 
+def _reading_distance(fits: dict[str, pd.DataFrame]) -> float:
+    """Mean absolute difference to the printed slope, intercept and r² over the certified paper-protocol rows of
+    Table III and the certified rows of Table IV (NaN when nothing was fitted)."""
+    parts = [fits[key][fits[key]["source"] == source] for key, source in (("table3", "paper"), ("table4", "certified"))
+             if not fits[key].empty]
+    if not parts:
+        return math.nan
+    rows = pd.concat(parts)
+    gaps = pd.concat([(rows[c] - rows[f"paper_{c}"]).abs() for c in ("slope", "intercept", "r2")])
+    return float(gaps.mean()) if gaps.notna().any() else math.nan
+
+
+def _k_reading_section(data: dict[str, StudyData], plan: StudyPlan, k_counts: str,
+                       readings: dict[str, dict[str, pd.DataFrame]]) -> list[str]:
+    """Tables III–IV under both readings of Algorithm 1's k, the data sets where they differ and which is nearer
+    the printed tables."""
+    differ = {name: item.distinct_ks for name, item in data.items()
+              if any(item.distinct_ks.get(k) not in (k, None) for k in plan.ks)}
+    lines = ["## Reading of k in Algorithm 1", "",
+             "The paper's text takes λ[1…k] as the k largest *distinct* linear eigenvalues (\"k is less than L if one "
+             "or more eigenvalues are repeated\"); the measure's own k counts eigenvectors. The readings differ only "
+             "where linear eigenvalues are exactly repeated, proven by the integer characteristic polynomial "
+             "(`precise_kpca.certify.linear_ties`; elsewhere a 64-bit enclosure separates the top eigenvalues): "
+             + ("; ".join(f"**{paper.paper_name(n)}**: distinct k = " + ", ".join(
+                 f"{k} → {m} eigenvectors" for k, m in c.items() if m is not None) for n, c in differ.items())
+                or "no data set of this run") + ". Under the eigenvector reading a k inside a tie has no value "
+             "(undetermined) and drops out of the regressions.", ""]
+    rows = []
+    for reading, fits in readings.items():
+        for key, source in (("table3", "paper"), ("table4", "certified")):
+            frame = fits[key]
+            if frame.empty:
+                continue
+            for _, r in frame[frame["source"] == source].iterrows():
+                rows.append([reading, key.replace("table", "Table "), str(int(r["k"]))] + _fit_rows(
+                    pd.DataFrame([r]), [])[0])
+    if not rows:
+        return lines + ["No eigenprojection regressions in this run.", ""]
+    lines += _table(["reading", "table", "k"] + FIT_HEADER, rows)
+    distance = {reading: _reading_distance(fits) for reading, fits in readings.items()}
+    text = ", ".join(f"`{r}` {d:.3f}" for r, d in distance.items())
+    lines += ["", f"Mean absolute difference to the printed slope, intercept and r² (Table III certified paper "
+              f"protocol, Table IV certified): {text}; this report's tables use `k_counts=\"{k_counts}\"`.", ""]
+    return lines
+
+
 def render_report(*, data: dict[str, StudyData], plan: StudyPlan, table1: pd.DataFrame, table2: pd.DataFrame,
                   fits: dict[str, pd.DataFrame], self_check: pd.DataFrame, figures: dict, stats: RunStats,
-                  curves: pd.DataFrame, all_paper_sets, runs: pd.DataFrame | None = None) -> str:
-    """The Markdown text of the report (see :func:`precise_kpca.reports.reproduce` for the inputs)."""
+                  curves: pd.DataFrame, all_paper_sets, runs: pd.DataFrame | None = None,
+                  provenance: dict | None = None, k_counts: str = "eigenvectors",
+                  readings: dict | None = None) -> str:
+    """The Markdown text of the report (see :func:`precise_kpca.reports.reproduce` for the inputs;
+    ``provenance`` is a :func:`precise_kpca.reports.provenance.provenance` record, quoted at the top;
+    ``readings`` maps each reading of k (:data:`.study.K_COUNTS`) to its :func:`.tables.regressions`, set side by
+    side when given)."""
     lines = ["# Reproduction of *Data eccentricity, asymptotics of Gaussian RBF RKHS, and kernel PCA*", ""]
+    if provenance is not None:
+        lines += markdown_lines(provenance)
     subsampled = [name for name, item in data.items() if item.subsampled]
     missing = paper.missing_from(all_paper_sets)
     not_run = [name for name in paper.TABLE_II if name not in data and name not in missing]
@@ -215,7 +279,9 @@ def render_report(*, data: dict[str, StudyData], plan: StudyPlan, table1: pd.Dat
         if frame.empty:
             lines += ["No data in this run.", ""]
             continue
-        lines += _table(labels + FIT_HEADER, _fit_rows(frame, labels)) + [""]
+        lines += _table(labels + FIT_HEADER, _fit_rows(frame, labels)) + ["", FIT_NOTE, ""]
+    if readings:
+        lines += _k_reading_section(data, plan, k_counts, readings)
     if len(data) < len(paper.TABLE_II):
         lines += [f"Our regressions use {len(data)} data sets, the paper's 30 (and, for subsampled sets, different "
                   "rows): slopes and r² are comparable in kind, not to the printed digits.", ""]

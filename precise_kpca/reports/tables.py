@@ -4,7 +4,9 @@ Onsets (Table II) follow :mod:`precise_kpca.measures.onset`: ``paper`` is the pa
 asymptote through 2⁷) applied to the certified values, ``naive`` the same protocol on the float64-naive values
 (what the paper's float64 computation gives), ``extended`` the asymptote through the largest certified σ of the
 study's grid. The regressions (Tables III, IV, the Table II caption, Figs 4 and 7) are ordinary least squares of
-a log2 quantity on log2 ρ, with "256+" counted as 256 (:data:`precise_kpca.reports.paper.ONSET_CAP`).
+a log2 quantity on log2 ρ (``scipy.stats.linregress``, with the standard errors of slope and intercept), with
+"256+" counted as 256 (:data:`precise_kpca.reports.paper.ONSET_CAP`), fitted on at least
+:data:`MIN_FIT_POINTS` points.
 """
 from __future__ import annotations
 
@@ -17,41 +19,55 @@ import pandas as pd
 from ..measures.onset import PAPER_FIT_LOG2_SIGMA, PAPER_GRID, TOLERANCE_LOG2, onset_from_curve
 from ..studies.curves import GUARANTEE_ORDER, NAIVE_BACKEND
 from . import paper
-from .study import StudyData
+from .study import K_COUNTS, StudyData
 
 PROTOCOLS = ("paper", "naive", "extended")
 
 
+MIN_FIT_POINTS = 3
+"""Fewest points a regression is fitted on (and drawn from): two points always lie on a line (r² = 1, no
+standard error), so a fit on them says nothing about the dependence."""
+
+
 @dataclass(frozen=True)
 class Fit:
-    """Least-squares line y = slope·x + intercept with its coefficient of determination ``r2`` over ``n`` points."""
+    """Least-squares line y = slope·x + intercept over ``n`` points: coefficient of determination ``r2`` and the
+    standard errors ``slope_se``, ``intercept_se`` (``scipy.stats.linregress``)."""
 
     slope: float
     intercept: float
     r2: float
     n: int
+    slope_se: float = math.nan
+    intercept_se: float = math.nan
 
 
 def regress(x, y) -> Fit:
-    """Ordinary least squares of y on x (closed form, float64).
+    """Ordinary least squares of y on x by ``scipy.stats.linregress`` (float64), with standard errors.
+
+    Parameters
+    ----------
+    x, y : array_like, shape (n,)
+        n ≥ :data:`MIN_FIT_POINTS` finite values, x not all equal.
 
     Raises
     ------
     ValueError
-        Fewer than two points, unequal lengths, non-finite values, or all x equal.
+        Fewer than :data:`MIN_FIT_POINTS` points, unequal lengths, non-finite values, or all x equal.
     """
+    from scipy.stats import linregress
+
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
         raise ValueError(f"x and y must be 1-d of equal length, got shapes {x.shape} and {y.shape}")
-    if len(x) < 2 or not (np.isfinite(x).all() and np.isfinite(y).all()):
-        raise ValueError(f"a regression needs at least two finite points, got x={x.tolist()}, y={y.tolist()}")
-    dx, dy = x - x.mean(), y - y.mean()
-    sxx, syy, sxy = (dx * dx).sum(), (dy * dy).sum(), (dx * dy).sum()
-    if sxx == 0:
+    if len(x) < MIN_FIT_POINTS or not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise ValueError(f"a regression needs at least {MIN_FIT_POINTS} finite points, got x={x.tolist()}, "
+                         f"y={y.tolist()}")
+    if (x == x[0]).all():
         raise ValueError(f"all x are equal ({x[0]}): the slope is undefined")
-    slope = sxy / sxx
-    r2 = sxy * sxy / (sxx * syy) if syy > 0 else 1.0
-    return Fit(float(slope), float(y.mean() - slope * x.mean()), float(r2), len(x))
+    fit = linregress(x, y)
+    return Fit(float(fit.slope), float(fit.intercept), float(fit.rvalue) ** 2, len(x), float(fit.stderr),
+               float(fit.intercept_stderr))
 
 
 def capped_log2(onset: float) -> float:
@@ -71,7 +87,8 @@ def paper_self_check() -> pd.DataFrame:
         fit = regress(np.log2(rho), [capped_log2(values[column]) for values in paper.TABLE_II.values()])
         printed = paper.TABLE_II_REGRESSIONS[(measure, k)]
         rows.append(dict(quantity=f"log2 onset, {_label(measure, k)}", slope=fit.slope, intercept=fit.intercept,
-                         r2=fit.r2, n=fit.n, paper_slope=printed[0], paper_r2=printed[2]))
+                         r2=fit.r2, n=fit.n, slope_se=fit.slope_se, intercept_se=fit.intercept_se,
+                         paper_slope=printed[0], paper_r2=printed[2]))
     rows[-1]["paper_intercept"] = paper.TABLE_III[1][1]
     return pd.DataFrame(rows)
 
@@ -329,6 +346,43 @@ def onset_text(onset: float) -> str:
     return _onset_text(onset)
 
 
+def read_k(curves: pd.DataFrame, data: dict[str, StudyData], ks, k_counts: str = "eigenvectors") -> pd.DataFrame:
+    """The study's curves with the eigenprojection rank k read one way (:data:`precise_kpca.reports.study.K_COUNTS`).
+
+    ``"eigenvectors"``: the rows of rank k in ``ks`` as stored. ``"distinct"``: for each data set and k in
+    ``ks``, the rows of the eigenvector count the top k distinct linear eigenvalues span
+    (:attr:`StudyData.distinct_ks`), relabelled k; a data set with fewer distinct eigenvalues has no row for k.
+    Other measures pass unchanged. Either way the column ``eigenvectors`` says which stored rank a row is.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``k_counts``, or ``"distinct"`` on data whose :attr:`StudyData.distinct_ks` is not filled for ``ks``.
+    """
+    if k_counts not in K_COUNTS:
+        raise ValueError(f"k_counts must be one of {', '.join(K_COUNTS)}, got {k_counts!r}")
+    ks = sorted(set(int(k) for k in ks))
+    ranked = curves["measure"] == "eigenprojection"
+    other = curves[~ranked].assign(eigenvectors=curves.loc[~ranked, "k"])
+    eig = curves[ranked]
+    if k_counts == "eigenvectors":
+        chosen = eig[eig["k"].isin(ks)].assign(eigenvectors=eig["k"])
+        return pd.concat([other, chosen], ignore_index=True)
+    parts = [other]
+    for name in eig["dataset"].unique():
+        counts = data[name].distinct_ks
+        if not set(ks) <= set(counts):
+            raise ValueError(f"k_counts='distinct' needs the distinct-eigenvalue counts of {name!r} for k = {ks} "
+                             "(reports.study.with_distinct_counts)")
+        mine = eig[eig["dataset"] == name]
+        for k in ks:
+            if counts[k] is not None:
+                part = mine[mine["k"] == counts[k]].copy()
+                part["k"] = k  # in place: the column keeps its dtype (the store's nullable Int64)
+                parts.append(part.assign(eigenvectors=counts[k]))
+    return pd.concat(parts, ignore_index=True)
+
+
 def at_sigma(curves: pd.DataFrame, log2_sigma: int, *, naive: bool = False) -> pd.DataFrame:
     """Normalized log2 measures at one σ (certified or naive): rows ``dataset, measure, k, rho, normalized,
     certified_digits, guarantee``."""
@@ -337,11 +391,15 @@ def at_sigma(curves: pd.DataFrame, log2_sigma: int, *, naive: bool = False) -> p
 
 
 def _fit_row(quantity, frame, column, paper_values, **extra) -> dict:
+    """One regression row: our fit of ``column`` on log2 ρ (NaN, not fitted, on fewer than
+    :data:`MIN_FIT_POINTS` finite points or a single ρ) beside the printed one."""
     finite = frame[np.isfinite(frame[column].astype(float))]
-    row = dict(quantity=quantity, **extra, n=len(finite), slope=math.nan, intercept=math.nan, r2=math.nan)
-    if finite["rho"].nunique() >= 2:
+    row = dict(quantity=quantity, **extra, n=len(finite), slope=math.nan, intercept=math.nan, r2=math.nan,
+               slope_se=math.nan, intercept_se=math.nan)
+    if len(finite) >= MIN_FIT_POINTS and finite["rho"].nunique() >= 2:
         fit = regress(np.log2(finite["rho"].astype(float)), finite[column].astype(float))
-        row.update(slope=fit.slope, intercept=fit.intercept, r2=fit.r2)
+        row.update(slope=fit.slope, intercept=fit.intercept, r2=fit.r2, slope_se=fit.slope_se,
+                   intercept_se=fit.intercept_se)
     slope, intercept, r2 = paper_values[:3]
     row.update(paper_slope=slope, paper_intercept=math.nan if intercept is None else intercept, paper_r2=r2)
     return row

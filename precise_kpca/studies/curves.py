@@ -365,7 +365,7 @@ class SweepStats:
 
 
 def run_sweep(db: ResultsStore, shared: dict[str, np.ndarray], tasks: list[tuple[str, PointTask]], *, executor=None,
-              progress=True, retry_uncertified: bool = False, desc: str = "points") -> SweepStats:
+              progress=True, retry_uncertified: bool = False, desc: str = "points", confirm=None) -> SweepStats:
     """Compute every point of ``tasks`` not reusable from the store, storing each as it completes.
 
     Each bundle of points is claimed in the store just before it is handed to the executor; points another live
@@ -384,6 +384,9 @@ def run_sweep(db: ResultsStore, shared: dict[str, np.ndarray], tasks: list[tuple
     progress : bool or "always"
     retry_uncertified : bool
         Recompute stored points short of the request (see :func:`precise_kpca.studies.store.reusable`).
+    confirm : callable, optional
+        Shown the :class:`precise_kpca.studies.cost.Estimate` of the points to compute (routes, predicted time)
+        before any is; a false answer raises :class:`precise_kpca.studies.cost.Declined`.
 
     Returns
     -------
@@ -396,6 +399,10 @@ def run_sweep(db: ResultsStore, shared: dict[str, np.ndarray], tasks: list[tuple
     stats.reused = len(tasks) - len(waiting)
     if not waiting:
         return stats
+    if confirm is not None:
+        from .cost import ask
+
+        ask(confirm, waiting, shared, stats.reused, runner, progress)
     sizes = {name: X.shape[0] for name, X in shared.items()}
     run_id = db.start_run(runner.name, sorted({name for name, _ in waiting}))
     try:
@@ -482,6 +489,7 @@ def convergence_curve(
     aggregate: str = "mean",
     guarantee: str = "rigorous",
     retry_uncertified: bool = False,
+    confirm=None,
 ) -> pd.DataFrame:
     """Normalized convergence measures at σ = 2**p for each p, every point with its certified digits.
 
@@ -511,6 +519,9 @@ def convergence_curve(
         digits), to show where float64 breaks.
     name : str
         Data-set name recorded in the store.
+    confirm : callable, optional
+        Called with the :class:`precise_kpca.studies.cost.Estimate` of the points to compute before any is; a false
+        answer raises :class:`precise_kpca.studies.cost.Declined`.
     dps, tau, median, aggregate, guarantee
         As in :func:`precise_kpca.measures.measure` (``dps`` with ``backend="mp"``); part of every point's key.
     retry_uncertified : bool
@@ -552,7 +563,7 @@ def convergence_curve(
     try:
         db.register_data(X, name)
         stats = run_sweep(db, {name: X}, [(name, task) for task in tasks], executor=runner, progress=progress,
-                          retry_uncertified=retry_uncertified)
+                          retry_uncertified=retry_uncertified, confirm=confirm)
         frame = _curve_frame(db.frame([task.key for task in tasks]))
     finally:
         if owned:
