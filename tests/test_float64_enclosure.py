@@ -103,3 +103,14 @@ def test_asymmetric_input_is_a_bug_not_a_number():
     w, V = _eigh((A + A.T) / 2)
     with pytest.raises(Exception, match="exactly symmetric"):
         enclose_float64(A, 0, w, V)
+
+
+def test_runs_that_join_in_a_chain_merge_in_one_pass():
+    """Three eigenvalues 3, 2, 1 with radii 0.6, 0.6, 0.6: the first two intervals overlap, and the joined run
+    overlaps the third (a KeyError on the joined run's radius on spambase before); two far ones stay apart."""
+    from precise_kpca.certify.float64_enclosure import _merge
+
+    w = np.array([3.0, 2.0, 1.0, -5.0])
+    runs = [(0, 1), (1, 2), (2, 3), (3, 4)]
+    radii = {run: Fraction(3, 5) for run in runs}
+    assert _merge(runs, radii, w) == [(0, 3), (3, 4)]

@@ -157,16 +157,19 @@ def _run_radius(V, R, err_entries, w, run, delta, gamma) -> Fraction:
 
 
 def _merge(runs, radii, w) -> list[tuple[int, int]]:
-    """Runs whose intervals overlap joined (one pass)."""
-    out = [runs[0]]
+    """Runs whose intervals overlap joined (one pass). A run joined in this pass has no radius yet: the larger of
+    its parts' stands in for the next comparison (a grouping choice only: the caller recomputes every radius and
+    repeats until no run joins, so the enclosures never rest on it)."""
+    out, out_radius = [runs[0]], radii[runs[0]]
     for run in runs[1:]:
         prev = out[-1]
-        prev_lo = Fraction(float(w[prev[1] - 1])) - radii[prev]
+        prev_lo = Fraction(float(w[prev[1] - 1])) - out_radius
         this_hi = Fraction(float(w[run[0]])) + radii[run]
         if this_hi >= prev_lo:
-            out[-1] = (prev[0], run[1])
+            out[-1], out_radius = (prev[0], run[1]), max(out_radius, radii[run])
         else:
             out.append(run)
+            out_radius = radii[run]
     return out
 
 
