@@ -27,7 +27,6 @@ from .numerics import (
 )
 
 from .asymptotics import eigenprojection_constant, eigenvalue_constant, eta_bound, metric_constant
-from .estimator import PreciseKernelPCA
 from .certify.psd import CertificationError, PSDCertificate, certify_kernel_psd, certify_psd, require_psd
 from .measures import (
     Measurement,
@@ -41,6 +40,15 @@ from .measures import (
 from .studies import ResultsStore, convergence_curve
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # the estimator pulls in scikit-learn (seconds of import): loaded on first use, not by every worker process
+    if name == "PreciseKernelPCA":
+        from .estimator import PreciseKernelPCA
+
+        return PreciseKernelPCA
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "BACKEND_NAMES",
