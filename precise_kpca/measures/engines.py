@@ -31,7 +31,19 @@ def arb_ball(X, name, sigma, *, k, digits, tau, aggregate, median, start, route:
 
 
 def structured_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route):
-    cert = structured_enclosed.certificate(X, sigma, median=median, digits=min(digits, _structured_cap()))
+    from .routes import VECTOR_DIGITS
+
+    # angles need the corrected vectors beyond the expansion's VECTOR_DIGITS; otherwise they are tried when short
+    first = name != "eigenvalue" and digits > VECTOR_DIGITS
+    m = _structured(X, name, sigma, k, digits, tau, aggregate, median, start, route, corrected=first)
+    if m.short and not first:
+        m = _structured(X, name, sigma, k, digits, tau, aggregate, median, start, route, corrected=True)
+    return m
+
+
+def _structured(X, name, sigma, k, digits, tau, aggregate, median, start, route, *, corrected: bool):
+    cert = structured_enclosed.certificate(X, sigma, median=median, digits=min(digits, _structured_cap()),
+                                           corrected=corrected)
     if name == "eigenvalue":
         lo, hi = structured_enclosed.eigenvalue_interval(cert)
         lo, hi = results.fraction_ends(lo, hi)
@@ -39,7 +51,7 @@ def structured_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, s
         lo, hi = structured_enclosed.eigen_distance_interval(cert, k, tau, aggregate)
     else:
         lo, hi = structured_enclosed.pc_interval(cert, k)
-    detail = f"top block {cert.t}, linear grid {cert.lin.bits} bits"
+    detail = f"top block {cert.t}, linear grid {cert.lin.bits} bits" + (", corrected vectors" if corrected else "")
     return _eigen_result(X, name, sigma, k, lo, hi, tau, aggregate, start, digits, _detailed(route, detail),
                          "rigorous enclosure in L's exact frame (structured range)")
 
