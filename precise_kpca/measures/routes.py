@@ -161,8 +161,9 @@ def plan(X: np.ndarray, name: str, sigma: Fraction, *, k: int = 1, digits: int =
     elif name == "cka":
         steps = [Step("frobenius-enclosure", "1 − CKA from exact Frobenius sums of L and the binary128 E")]
     else:
-        loss, top = _probe(X, sigma, median)
-        probe = {"loss_digits": loss, "top_block": top}
+        probe_ = _probe(X, sigma, median)
+        loss, top = probe_.loss_digits, probe_.top_block
+        probe = {"loss_digits": loss, "top_block": top, "structured_decides_eigenvalue": probe_.decides_eigenvalue}
         needed = k if name in ("eigenprojection", "pc") else 1
         enclosure = ENCLOSURE_DIGITS - loss
         probe["enclosure_digits"] = enclosure
@@ -171,7 +172,13 @@ def plan(X: np.ndarray, name: str, sigma: Fraction, *, k: int = 1, digits: int =
         enclosure_why = f"predicted {enclosure:.0f} digits (26 less the cancellation loss {loss:.1f})"
         structured, binary = Step("structured-enclosure", structured_why), Step("binary128-enclosure", enclosure_why)
         vector_limited = name != "eigenvalue" and digits > VECTOR_DIGITS
-        if top >= needed and not (vector_limited and enclosure >= digits):
+        # where the structured bound on the eigenvalues past the top block cannot decide Eq. 18, the eigenvalue
+        # measure needs the enclosure of the whole spectrum; the vectors' measures then share it (one per σ)
+        shared = not probe_.decides_eigenvalue and enclosure >= digits
+        if name == "eigenvalue" and not probe_.decides_eigenvalue:
+            structured = Step("structured-enclosure", structured_why + "; its bound on the eigenvalues past the "
+                                                                      "block is predicted not to decide Eq. 18")
+        if top >= needed and not (vector_limited and enclosure >= digits) and not shared:
             steps = [structured, binary]
         else:
             steps = [binary, structured]
@@ -190,31 +197,74 @@ def plan(X: np.ndarray, name: str, sigma: Fraction, *, k: int = 1, digits: int =
                 probe=probe)
 
 
-def _probe(X: np.ndarray, sigma: Fraction, median: str) -> tuple[float, int]:
+@dataclass(frozen=True)
+class _Probe:
+    """float64 predictions behind a plan (never trusted: a wrong one costs time, not a bound).
+
+    Attributes
+    ----------
+    loss_digits : float
+        log10(λ_1/‖E‖_F) + 1: the digits the binary128 enclosure loses to cancellation.
+    top_block : int
+        Linear eigenvalues clear of ‖E‖ (the structured route's top block).
+    decides_eigenvalue : bool
+        Whether the structured route's bound on the eigenvalues beyond its top block (the trace, and ‖P₀EP₀‖_F
+        when the block is all of L's rank) is predicted below the top block's largest |μ_i − λ_i| (first order,
+        w_iᵀEw_i), so that it certifies Eq. 18.
+    """
+
+    loss_digits: float
+    top_block: int
+    decides_eigenvalue: bool
+
+
+def _probe(X: np.ndarray, sigma: Fraction, median: str) -> _Probe:
     X = np.ascontiguousarray(X, dtype=np.float64)
     return _probe_cached(X.tobytes(), X.shape, sigma, median)
 
 
 @lru_cache(maxsize=64)
-def _probe_cached(data, shape, sigma, median) -> tuple[float, int]:
-    """(predicted loss digits log10(λ_1/‖E‖_F) + 1, float64 estimate of the structured top block size)."""
+def _probe_cached(data, shape, sigma, median) -> _Probe:
     from ..backends import Float64Backend
     from ..numerics import double_center, gaussian_residual
     from ..numerics.perturbed_spectrum import top_block_size
 
     X = np.frombuffer(data, dtype=np.float64).reshape(shape)
-    centered = X - X.mean(axis=0)
-    spectrum = np.linalg.eigvalsh(centered.T @ centered if shape[1] <= shape[0] else centered @ centered.T)[::-1]
-    top = float(spectrum[0])
-    positive = [float(v) for v in spectrum if v > shape[0] * 2.0**-52 * top]
+    values, W = _linear_basis(X)
+    top = float(values[0])
     try:
         E = double_center(gaussian_residual(X, sigma, backend=Float64Backend(), median=median)).deviation
-        e_norm = float(np.linalg.norm(E))
     except ValueError:  # σ beyond the float64 range: E is far below eps·‖L‖; bound it by σ
         log2_sigma = math.log2(sigma.numerator) - math.log2(sigma.denominator)
-        return 2 * log2_sigma * math.log10(2) + 10, len(positive)
+        return _Probe(2 * log2_sigma * math.log10(2) + 10, len(values), True)
+    e_norm = float(np.linalg.norm(E))
     loss = max(0.0, math.log10(top / max(e_norm, 1e-300))) + 1
-    return loss, top_block_size(positive, e_norm)
+    t = top_block_size([float(v) for v in values], e_norm)
+    return _Probe(loss, t, t > 0 and _decides_eigenvalue(values, W, E, t, e_norm, shape[1] <= shape[0]))
+
+
+def _linear_basis(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """float64 nonzero eigenvalues of L = X_c X_cᵀ (descending) and orthonormal eigenvectors, shape (N, r)."""
+    centered = X - X.mean(axis=0)
+    tall = X.shape[1] <= X.shape[0]
+    values, vectors = np.linalg.eigh(centered.T @ centered if tall else centered @ centered.T)
+    values, vectors = values[::-1], vectors[:, ::-1]
+    keep = values > X.shape[0] * 2.0**-52 * values[0]
+    values, vectors = values[keep], vectors[:, keep]
+    return values, (centered @ vectors / np.sqrt(values) if tall else vectors)
+
+
+def _decides_eigenvalue(values, W, E, t: int, e_norm: float, tall: bool) -> bool:
+    """float64 prediction of :func:`~precise_kpca.certify.perturbed_enclosure.eigenvalue_gap_interval`'s
+    ``decided`` (see :class:`_Probe`)."""
+    EW = E @ W
+    shifts = np.einsum("ij,ij->j", W[:, :t], EW[:, :t])
+    below = float(values[t]) if t < len(values) else 0.0
+    rest = min(below + e_norm, float(values[t:].sum() + np.trace(E) - shifts.sum()))
+    if t == len(values) and tall:
+        null2 = e_norm**2 - 2 * float(np.sum(EW * EW)) + float(np.sum((W.T @ EW) ** 2))
+        rest = min(rest, math.sqrt(max(null2, 0.0)))
+    return max(rest, below) <= float(np.max(np.abs(shifts)))
 
 
 def run(X: np.ndarray, the_plan: Plan, *, tau: float = 1e-6, aggregate: str = "mean", median: str = "full",
