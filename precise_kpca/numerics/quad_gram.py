@@ -50,7 +50,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import mpmath
 import numpy as np
@@ -77,6 +77,7 @@ _FLOAT_EXACT = 2**53  # integers up to this are exact in float64, and so are sum
 _READ_BITS = 26  # digit width of the canonical fixed point read by _read_digits (two digits fit a float64)
 _WINDOW = 8  # digits read per entry: two halves of four, each exact in binary128
 _WINDOWED_READ = math.nextafter(_U, math.inf)  # ≥ u + 2^-180, the error of _read_digits beyond the window
+_KEEP_BYTES = 2**28  # D̂ and L̂ (σ-independent, 2 × 16 N² bytes) are kept between bandwidths up to N = 2896
 
 
 @dataclass(frozen=True)
@@ -159,12 +160,10 @@ def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) 
     X = check_data(X)
     exact_sigma = parse_sigma(sigma)
     n = X.shape[0]
-    exact = ExactData.from_float64(X)
-    median_sq = ExactEccentricity(X, check_median(median)).median_sq if standardized else None
+    exact, median_sq, squares = _data_side(X.tobytes(), X.shape, check_median(median), standardized)
     scales = _bandwidth(exact_sigma, median_sq, X, exact.exp2)
     rows_per_block = _block_rows(block_rows, n)
     blocks = [slice(i, min(i + rows_per_block, n)) for i in range(0, n, rows_per_block)]
-    squares = _ExactSquares(exact)
     coef_g, coef_d = _residual_coefficients(squares.distance_error)
 
     # Pass 1: Ĝ row block by row block, held in the output words; its row sums and the G part of the bound.
@@ -224,6 +223,16 @@ def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) 
     )
 
 
+@lru_cache(maxsize=2)
+def _data_side(data: bytes, shape: tuple, median: str, standardized: bool):
+    """What every bandwidth of one data set shares: X = M·2^e, the exact median pair(s) (or None) and the exact
+    squares, whose binary128 blocks are kept (a sweep over σ reads them once)."""
+    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+    exact = ExactData.from_float64(X)
+    median_sq = ExactEccentricity(X, median).median_sq if standardized else None
+    return exact, median_sq, _ExactSquares(exact, keep=2 * 16 * shape[0] ** 2 <= _KEEP_BYTES)
+
+
 class _ExactSquares:
     """Row blocks of D = (‖x_i − x_j‖²) and L = X_c X_cᵀ from exact integer products, in binary128.
 
@@ -231,6 +240,8 @@ class _ExactSquares:
     ----------
     exact : ExactData
         X = M·2^e, shape (N, d).
+    keep : bool
+        Keep each block read (the same rows are asked for at every σ); callers get copies to overwrite.
 
     Attributes
     ----------
@@ -238,7 +249,9 @@ class _ExactSquares:
         Bounds on the entrywise relative errors of :meth:`distances` and :meth:`linear` (module docstring).
     """
 
-    def __init__(self, exact: ExactData):
+    def __init__(self, exact: ExactData, keep: bool = False):
+        self._keep = keep
+        self._kept: dict = {}
         m = exact.mantissas
         n = m.shape[0]
         # D and X_c are invariant under a shift of each column: subtracting the rounded column means keeps the
@@ -260,11 +273,19 @@ class _ExactSquares:
 
     def distances(self, rows: slice) -> np.ndarray:
         """D̂ for the rows ``rows``: shape (rows, N), binary128, |D̂ − D| ≤ ``distance_error``·D."""
-        return self._distances.block(rows, self._exp2)
+        return self._read("distances", rows, lambda: self._distances.block(rows, self._exp2))
 
     def linear(self, rows: slice) -> np.ndarray:
         """L̂ for the rows ``rows``: shape (rows, N), binary128, |L̂ − L| ≤ ``linear_error``·|L|."""
-        return self._linear.block(rows, self._exp2, self._n * self._n)
+        return self._read("linear", rows, lambda: self._linear.block(rows, self._exp2, self._n * self._n))
+
+    def _read(self, part: str, rows: slice, compute) -> np.ndarray:
+        if not self._keep:
+            return compute()
+        key = (part, rows.start, rows.stop)
+        if key not in self._kept:
+            self._kept[key] = compute()
+        return self._kept[key].copy()
 
 
 class _IntegerProducts:
