@@ -10,8 +10,6 @@ engine                    measures                                   guarantee  
 ``structured-enclosure``  eigenvalue, eigenprojection, pc            rigorous    a linear top block clear of ‖E‖
 ``binary128-enclosure``   eigenvalue, eigenprojection, pc            rigorous    every σ the binary128 Gram holds;
                                                                                  digits ≈ 26 − log10(‖L‖/‖E‖)
-``float64-enclosure``     eigenvalue, eigenprojection, pc            rigorous    the same Gram; ~16 − 1.5 log10 N −
-                                                                                 log10(‖L‖/‖E‖) digits, O(N³) float64
 ``refined-enclosure``     eigenvalue, eigenprojection, pc            rigorous    N ≤ REFINED_MAX_N; near-ties and
                                                                                  digits beyond binary128's
 ``frobenius-enclosure``   cka                                        rigorous    every σ the binary128 E holds
@@ -19,8 +17,12 @@ engine                    measures                                   guarantee  
 ========================  =========================================  ==========  ===================================
 
 Order: the structured route first where it applies (no N³ eigensolver; ≥ 25 digits on eigenvalues), the binary128
-enclosure first where the structured expansion does not apply or its top block does not hold the k vectors asked
-for, each the other's fallback; the refined enclosure last (an N³ refinement at up to REFINED_MAX_DPS digits,
+enclosure first where the structured expansion does not apply, its top block does not hold the k vectors asked
+for, or its bound on the eigenvalues past the block is predicted not to decide Eq. 18 (then every eigen measure of
+that σ takes the binary128 enclosure, which they share), each the other's fallback. The binary128 enclosure
+certifies every eigenvalue by a-priori float64 bounds and sharpens the top rank(L) + 1 by exact products first
+(O(N³) float64 and O(N²·rank) exact work); only when that is short does it certify every eigenvalue by exact
+N×N×N products (kc1, N = 2109: 219 s of 437 s on a loaded machine); the refined enclosure last (an N³ refinement at up to REFINED_MAX_DPS digits,
 :mod:`.refined_enclosed`). A route that certifies fewer digits than requested hands over to the next; the best
 rigorous result is kept. A value that depends on an arbitrary basis (:class:`~precise_kpca.errors.Undetermined`)
 stops the plan: no route can give it.
@@ -32,10 +34,6 @@ Thresholds (the only ones; each with where it was measured):
   bounds' own growth).
 * :data:`STRUCTURED_DIGITS` = 25 — the structured enclosure's ceiling: E in binary128 carries ~30 digits relative to
   ‖E‖ (its rigorous bound, ``quad_gram``), a few of which the Kato–Temple and Davis–Kahan constants use.
-* :data:`FLOAT64_MIN_N` = 600, :data:`FLOAT64_DIGITS` = 16 and :data:`FLOAT64_DIGITS_PER_DECADE` = 1.5 — the
-  ``float64-enclosure`` (a-priori GEMM bounds, widths ~γ_N ‖A‖_F) is tried first from 600 rows, where the exact
-  products of the ``binary128-enclosure`` cost minutes (kc1, N = 2109: 219 s of 437 s on a loaded machine), when its
-  predicted digits 16 − 1.5·log10 N − loss reach the request (random N = 300: widths 2e-13 ‖A‖).
 * :data:`VECTOR_DIGITS` = 12 — digits of eigenvector angles from the structured route's float64 expansion (wine,
   σ = 2²⁰ and 2⁴⁰: 12–13 digits on eigenprojection and pc, 27 on eigenvalue); beyond it the route is tried but
   expected short.
@@ -61,9 +59,6 @@ from . import results
 from .measurement import Measurement, Route
 
 ENCLOSURE_DIGITS = 26
-FLOAT64_MIN_N = 600
-FLOAT64_DIGITS = 16.0
-FLOAT64_DIGITS_PER_DECADE = 1.5
 STRUCTURED_DIGITS = 25
 VECTOR_DIGITS = 12
 REFINED_MAX_N = 1000
@@ -76,11 +71,8 @@ _ROUTES = {
     "structured-enclosure": Route("structured-enclosure",
                                   "Weyl, Kato-Temple, Li-Li, Davis-Kahan in L's exact frame; exact products"),
     "binary128-enclosure": Route("binary128-enclosure",
-                                 "Weyl, Kato-Temple, Li-Li, Davis-Kahan on exact residual products of the float64 "
-                                 "eigensystem of the binary128 Gram"),
-    "float64-enclosure": Route("float64-enclosure",
-                               "Kahan's cluster theorem, counting and Davis-Kahan on a-priori bounded float64 residuals "
-                               "of the float64 eigensystem of the binary128 Gram; exact Newton-corrected top groups"),
+                                 "Weyl or Kahan's cluster theorem and counting, Kato-Temple, Li-Li, Davis-Kahan on "
+                                 "exact residual products of the float64 eigensystem of the binary128 Gram"),
     "refined-enclosure": Route("refined-enclosure",
                                "refinement bounds (Weyl, Li-Li) and Rayleigh-Ritz with Davis-Kahan on exact products "
                                "of the arb-enclosed Gram"),
@@ -182,12 +174,6 @@ def plan(X: np.ndarray, name: str, sigma: Fraction, *, k: int = 1, digits: int =
             steps = [structured, binary]
         else:
             steps = [binary, structured]
-        n = X.shape[0]
-        cheap = FLOAT64_DIGITS - FLOAT64_DIGITS_PER_DECADE * math.log10(n) - loss
-        probe["float64_digits"] = cheap
-        if n >= FLOAT64_MIN_N and steps[0] is binary and cheap >= digits:
-            steps.insert(0, Step("float64-enclosure", f"N = {n}: a-priori float64 bounds predicted to give {cheap:.0f} "
-                                                      "digits at three GEMMs instead of tens of exact products"))
         if X.shape[0] <= REFINED_MAX_N:
             steps.append(Step("refined-enclosure", f"N = {X.shape[0]} ≤ {REFINED_MAX_N}: what the others leave short, "
                                                    f"refined at up to {REFINED_MAX_DPS} digits"))
