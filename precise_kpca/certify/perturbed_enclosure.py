@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 import flint
 import numpy as np
@@ -249,13 +250,11 @@ def null_block_bound(exact: ExactLinear, eop: ResidualOperator) -> Fraction:
     ‖P₀EP₀‖_F² = ‖E‖_F² − 2 tr(C⁻¹YᵀY) + tr(C⁻¹FC⁻¹F), Y = E Z_B, F = Z_BᵀY, C = Z_BᵀZ_B, with Z_B independent
     columns of Z (pivots of S's exact row reduction); C⁻¹ enters through Arb solves. Cost O(N²r) on BLAS.
     """
-    pivots = _pivot_columns(exact.small, exact.rank) if exact.tall else None
-    if pivots is None:
+    if not exact.tall:
         raise InsufficientPrecision("the null-block bound needs d ≤ N")
-    z_b = Dyadic(flint.fmpz_mat([[exact.z.ints[i, j] for j in pivots] for i in range(exact.n)]), 0)
+    z_b, c = _pivot_basis(exact)
     y = eop.apply(z_b)
     gram, f = (y.T @ y).to_fmpq(), (z_b.T @ y).to_fmpq()
-    c = flint.fmpq_mat([[exact.small[i, j] for j in pivots] for i in pivots])
     e2 = eop.frobenius
     with flint.ctx.workprec(_RITZ_PREC):
         cb = flint.arb_mat(c)
@@ -270,6 +269,14 @@ def null_block_bound(exact: ExactLinear, eop: ResidualOperator) -> Fraction:
         bound = upper.sqrt().upper()
         man, exp = (int(v) for v in bound.man_exp())
     return Fraction(man) * Fraction(2) ** exp + eop.delta
+
+
+@lru_cache(maxsize=8)
+def _pivot_basis(exact: ExactLinear) -> tuple[Dyadic, flint.fmpq_mat]:
+    """Z_B (independent columns of Z) and C = Z_BᵀZ_B, exact: σ-independent, one per data set."""
+    pivots = _pivot_columns(exact.small, exact.rank)
+    z_b = Dyadic(flint.fmpz_mat([[exact.z.ints[i, j] for j in pivots] for i in range(exact.n)]), 0)
+    return z_b, flint.fmpq_mat([[exact.small[i, j] for j in pivots] for i in pivots])
 
 
 def _pivot_columns(small: flint.fmpz_mat, rank: int) -> list[int]:

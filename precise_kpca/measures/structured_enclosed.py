@@ -152,8 +152,14 @@ class _LinearView:
         self.vectors = b.from_scaled_integers(lin.vectors.to_int_array(), lin.vectors.exp2)
 
 
+@lru_cache(maxsize=4)
+def _linear_view(lin: LinearEnclosure) -> _LinearView:
+    """One view per linear enclosure (compared by identity; each serves every σ of its precision)."""
+    return _LinearView(lin)
+
+
 def _approximation(lin: LinearEnclosure, E: np.ndarray) -> PerturbedSpectrum:
-    view = _LinearView(lin)
+    view = _linear_view(lin)
     try:
         ps = PerturbedSpectrum(view, E, Float64Backend(), view.rank, rest=False)
     except ArithmeticError as exc:
