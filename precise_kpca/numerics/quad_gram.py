@@ -30,6 +30,9 @@ Computation (u = 2⁻¹¹³ is the binary128 unit roundoff, γ_k = ku/(1 − ku)
   :func:`_residual_coefficients`; D is taken as fl64(D̂), whose relative error r_D + 2⁻⁵³ is covered there).
 * Ĝ is held between the two passes as float64 words G̃ = hi + lo (|G̃ − Ĝ| ≤ 2⁻¹⁰⁶|Ĝ|); its exact row means
   are m_i, computed as m̂_i with |m̂_i − m_i| ≤ γ_N a_i, a_i = Σ_j |G̃_ij| / N (any summation order).
+* Every entry of Ĝ depends on D̂_ij alone and every entry of Â on (i, j) symmetrically, so both passes evaluate
+  the entries on and above the diagonal only and mirror them (half the binary128 work); the bound counts each
+  mirrored entry's term twice.
 * Â_ij = ((L̂_ij + G̃_ij) − (m̂_i + m̂_j)) + ĝ (ĝ the computed grand mean): both the row and the column mean
   enter through one symmetric sum, so Â is exactly symmetric; centering arithmetic errs by γ_3 times the sum of
   the magnitudes.
@@ -77,7 +80,7 @@ _FLOAT_EXACT = 2**53  # integers up to this are exact in float64, and so are sum
 _READ_BITS = 26  # digit width of the canonical fixed point read by _read_digits (two digits fit a float64)
 _WINDOW = 8  # digits read per entry: two halves of four, each exact in binary128
 _WINDOWED_READ = math.nextafter(_U, math.inf)  # ≥ u + 2^-180, the error of _read_digits beyond the window
-_KEEP_BYTES = 2**28  # D̂ and L̂ (σ-independent, 2 × 16 N² bytes) are kept between bandwidths up to N = 2896
+_KEEP_BYTES = 2**29  # D̂, L̂ and their float64 roundings (σ-independent, 48 N² bytes) kept between σ up to N = 3344
 
 
 @dataclass(frozen=True)
@@ -166,26 +169,33 @@ def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) 
     blocks = [slice(i, min(i + rows_per_block, n)) for i in range(0, n, rows_per_block)]
     coef_g, coef_d = _residual_coefficients(squares.distance_error)
 
-    # Pass 1: Ĝ row block by row block, held in the output words; its row sums and the G part of the bound.
+    # Pass 1: Ĝ on and above the diagonal, row block by row block, held in the output words and mirrored (every
+    # entry of Ĝ depends on D̂_ij alone, and D̂ is exactly symmetric: the mirror is the entry); the G part of the
+    # bound, each entry below the block's diagonal square counted for its mirror too.
     hi = np.empty((n, n))
     lo = np.empty((n, n))
-    sums = np.empty(n, dtype=_Q)
-    abs_means = np.empty(n)
     norm_g = _SquaredNorm()
     for rows in blocks:
-        dist = squares.distances(rows)
-        dist_abs = dist.astype(np.float64)  # before _residual_block reuses dist's memory
+        upper = slice(rows.start, n)
+        dist = np.ascontiguousarray(squares.distances(rows)[:, upper])
         g, series = _residual_block(dist, scales.c, scales.s2)
-        held = _to_words(g, hi[rows], lo[rows], held=True)
-        sums[rows] = np.add.reduce(held, axis=1)
-        g_abs = np.abs(hi[rows])
-        abs_means[rows] = g_abs.sum(axis=1) / n
+        _to_words(g, hi[rows, upper], lo[rows, upper])
         # series entries: relative error only; expm1 entries: expm1's absolute error u·û survives the cancellation
         relative = coef_g + _WORDS + np.where(series, _SERIES_ERROR, 0.0)
-        absolute = np.where(series, 0.0, coef_d * dist_abs)
-        norm_g.add(relative * g_abs + absolute + _TINY)
+        absolute = 0.0 if series.all() else np.where(series, 0.0,
+                                                     coef_d * squares.distances_float64(rows)[:, upper])
+        _add_upper(norm_g, relative * np.abs(hi[rows, upper]) + absolute + _TINY, rows)
+        _mirror(hi, lo, rows)
 
-    # Pass 2: Â = L̂ + G̃ − m̂_i − m̂_j + ĝ, overwriting each block's words.
+    # The exact row sums of G̃ (whole rows, one reduction each: the same numbers whatever the blocking).
+    sums = np.empty(n, dtype=_Q)
+    abs_means = np.empty(n)
+    for rows in blocks:
+        sums[rows] = np.add.reduce(hi[rows].astype(_Q) + lo[rows].astype(_Q), axis=1)
+        abs_means[rows] = np.abs(hi[rows]).sum(axis=1) / n
+
+    # Pass 2: Â = L̂ + G̃ − m̂_i − m̂_j + ĝ on and above the diagonal (symmetric in i, j), overwriting each block's
+    # words, and mirrored.
     n_q = np.array([n], dtype=np.float64).astype(_Q)[0]
     means = sums / n_q
     grand = np.add.reduce(means) / n_q
@@ -195,17 +205,19 @@ def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) 
     coef_l = _linear_coefficient(squares.linear_error) if include_linear else 0.0
     norm_rest = _SquaredNorm()
     for rows in blocks:
-        held = hi[rows].astype(_Q) + lo[rows].astype(_Q)  # G̃, exact
-        outer_means = means_abs[rows, None] + means_abs[None, :]
-        rest = g3 * (np.abs(hi[rows]) + outer_means) + grand_err
-        rest += gn * (abs_means[rows, None] + abs_means[None, :])
+        upper = slice(rows.start, n)
+        held = hi[rows, upper].astype(_Q) + lo[rows, upper].astype(_Q)  # G̃, exact
+        outer_means = means_abs[rows, None] + means_abs[None, upper]
+        rest = g3 * (np.abs(hi[rows, upper]) + outer_means) + grand_err
+        rest += gn * (abs_means[rows, None] + abs_means[None, upper])
         if include_linear:
-            linear = squares.linear(rows)
-            rest += coef_l * np.abs(linear.astype(np.float64))
+            linear = squares.linear(rows)[:, upper]
+            rest += coef_l * np.abs(squares.linear_float64(rows)[:, upper])
             held = linear + held
-        a = held - (means[rows, None] + means[None, :])
-        _to_words(a + grand, hi[rows], lo[rows])
-        norm_rest.add(rest + _WORDS * np.abs(hi[rows]) + _TINY)
+        a = held - (means[rows, None] + means[None, upper])
+        _to_words(a + grand, hi[rows, upper], lo[rows, upper])
+        _add_upper(norm_rest, rest + _WORDS * np.abs(hi[rows, upper]) + _TINY, rows)
+        _mirror(hi, lo, rows)
     if not np.isfinite(hi).all():
         raise ValueError("entries of the scaled Gaussian Gram exceed the float64 range; rescale X")
 
@@ -223,14 +235,32 @@ def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) 
     )
 
 
-@lru_cache(maxsize=2)
+def _mirror(hi: np.ndarray, lo: np.ndarray, rows: slice) -> None:
+    """Copy the words of rows × (columns past the block) to their transposed places below the block."""
+    past = slice(rows.stop, hi.shape[0])
+    hi[past, rows] = hi[rows, past].T
+    lo[past, rows] = lo[rows, past].T
+
+
+def _add_upper(norm: "_SquaredNorm", e: np.ndarray, rows: slice) -> None:
+    """Add the entrywise bounds ``e`` of rows × [rows.start, N) to a squared norm with each entry past the block's
+    diagonal square counted twice (once for its mirror: the bound of entry (j, i) equals that of (i, j))."""
+    width = rows.stop - rows.start
+    norm.add(e[:, :width])
+    if e.shape[1] > width:
+        past = e[:, width:]
+        norm.add(past)
+        norm.add(past)
+
+
+@lru_cache(maxsize=1)  # one data set's reads at a time: up to _KEEP_BYTES per process
 def _data_side(data: bytes, shape: tuple, median: str, standardized: bool):
     """What every bandwidth of one data set shares: X = M·2^e, the exact median pair(s) (or None) and the exact
     squares, whose binary128 blocks are kept (a sweep over σ reads them once)."""
     X = np.frombuffer(data, dtype=np.float64).reshape(shape)
     exact = ExactData.from_float64(X)
     median_sq = ExactEccentricity(X, median).median_sq if standardized else None
-    return exact, median_sq, _ExactSquares(exact, keep=2 * 16 * shape[0] ** 2 <= _KEEP_BYTES)
+    return exact, median_sq, _ExactSquares(exact, keep=48 * shape[0] ** 2 <= _KEEP_BYTES)
 
 
 class _ExactSquares:
@@ -278,6 +308,14 @@ class _ExactSquares:
     def linear(self, rows: slice) -> np.ndarray:
         """L̂ for the rows ``rows``: shape (rows, N), binary128, |L̂ − L| ≤ ``linear_error``·|L|."""
         return self._read("linear", rows, lambda: self._linear.block(rows, self._exp2, self._n * self._n))
+
+    def distances_float64(self, rows: slice) -> np.ndarray:
+        """fl64(D̂) for the rows ``rows`` (for the bound's terms), shape (rows, N)."""
+        return self._read("distances64", rows, lambda: self.distances(rows).astype(np.float64))
+
+    def linear_float64(self, rows: slice) -> np.ndarray:
+        """fl64(L̂) for the rows ``rows`` (for the bound's terms), shape (rows, N)."""
+        return self._read("linear64", rows, lambda: self.linear(rows).astype(np.float64))
 
     def _read(self, part: str, rows: slice, compute) -> np.ndarray:
         if not self._keep:
@@ -524,15 +562,11 @@ def _series_terms(u_max: float) -> int:
     return _SERIES_TERMS
 
 
-def _to_words(a: np.ndarray, hi: np.ndarray, lo: np.ndarray, *, held: bool = False) -> np.ndarray | None:
-    """Write hi = fl64(a), lo = fl64(a − hi) into the given views; with ``held``, return hi + lo in binary128.
-
-    a − hi is exact in binary128 (a multiple of ulp(a) below ulp64(a)), and so is hi + lo (113 bits suffice).
-    """
+def _to_words(a: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> None:
+    """Write hi = fl64(a), lo = fl64(a − hi) into the given views (a − hi is exact in binary128: a multiple of
+    ulp(a) below ulp64(a))."""
     hi[...] = a.astype(np.float64)
-    hi_q = hi.astype(_Q)
-    lo[...] = (a - hi_q).astype(np.float64)
-    return hi_q + lo.astype(_Q) if held else None
+    lo[...] = (a - hi.astype(_Q)).astype(np.float64)
 
 
 def _quad_scalar(mpf_tuple):
