@@ -139,17 +139,28 @@ def _l_units(lin: LinearEnclosure) -> float:
     return 2.0**-shift / factor
 
 
+class _ViewBackend(MPBackend):
+    """mp for the linear eigenvalues (their E-sized gaps inside clusters need it), while float64 arrays — the basis,
+    which the expansion reads in E's float64 arithmetic anyway — pass through ``export`` as they are."""
+
+    def export(self, array):
+        if isinstance(array, np.ndarray) and array.dtype == np.float64:
+            return array
+        return super().export(array)
+
+
 class _LinearView:
-    """The linear enclosure's basis in the form :class:`PerturbedSpectrum` reads (L-units, mp)."""
+    """The linear enclosure's basis in the form :class:`PerturbedSpectrum` reads (L-units): eigenvalues in mp, the
+    basis Ŵ rounded to float64 once (the expansion with a float64 E would round it so at every σ)."""
 
     def __init__(self, lin: LinearEnclosure):
-        self.backend = b = MPBackend(max(30, int(lin.bits / _DIGIT_BITS) + 10))
+        self.backend = b = _ViewBackend(max(30, int(lin.bits / _DIGIT_BITS) + 10))
         factor, shift = lin.exact.to_s_units
         scale = Fraction(2) ** -shift / factor
         n, r = lin.exact.n, lin.rank
         self.rank = r
         self.values = np.array([b.scalar(v * scale) for v in lin.values] + [b.scalar(0)] * (n - r), dtype=object)
-        self.vectors = b.from_scaled_integers(lin.vectors.to_int_array(), lin.vectors.exp2)
+        self.vectors = lin.vectors.to_float64()
 
 
 @lru_cache(maxsize=4)
