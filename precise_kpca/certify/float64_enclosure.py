@@ -110,11 +110,13 @@ def enclose_float64(A_f: np.ndarray, delta, w: np.ndarray, V: np.ndarray, *, gro
     col_r = _column_frobenius_up(R)
     norms2 = np.einsum("ij,ij->j", V, V)
     runs = _initial_runs(w, col_r, col_err, norms2, delta)
+    single = _single_radii(col_r, col_err, norms2, delta, gamma)
     known = {}  # a run's radius depends on the run alone: passes recompute only the runs they merged
     for _ in range(_MAX_MERGES):
-        for run in runs:
-            if run not in known:
-                known[run] = _run_radius(V, R, err_entries, w, run, delta, gamma)
+        for a, z in runs:
+            if (a, z) not in known:
+                known[(a, z)] = Fraction(float(single[a])) if z - a == 1 else \
+                    _run_radius(V, R, err_entries, w, (a, z), delta, gamma)
         radii = {run: known[run] for run in runs}
         merged = _merge(runs, radii, w)
         if merged == runs:
@@ -159,6 +161,26 @@ def _initial_runs(w, col_r, col_err, norms2, delta) -> list[tuple[int, int]]:
             runs.append((start, i))
             start = i
     return runs
+
+
+_INFLATE = 1 + 2.0**-44  # ≥ (1 + 2⁻⁵²)^k for the k < 64 roundings of one radius in float64 (all terms ≥ 0)
+
+
+def _single_radii(col_r, col_err, norms2, delta, gamma) -> np.ndarray:
+    """ρ_J of :func:`_run_radius` for every run of one vector, shape (N,), in float64 rounded upward.
+
+    For one vector the spread is 0 and the norms are scalars: ω = |fl(vᵀv) − 1| + fl(vᵀv)·γ_N/(1 − γ_N)
+    (fl(vᵀv) − 1 is exact near 1, Sterbenz), residual = ‖r‖ + its error + δ√(1 + ω), ρ = residual/(1 − ω). Each
+    sum and product of nonnegative terms is inflated by :data:`_INFLATE`, and 1 − ω deflated, so every float
+    result bounds its exact counterpart from the right side.
+    """
+    g = _float_up(gamma / (1 - gamma) * (1 + Fraction(1, 2**40)))
+    omega = (np.abs(norms2 - 1) + norms2 * g) * _INFLATE
+    if not np.all(omega < 1):
+        j = int(np.argmax(omega))
+        raise InsufficientPrecision(f"eigenvector {j} is far from orthonormal (ω ≤ {float(omega[j]):.3g})")
+    residual = (col_r + col_err + _float_up(delta) * np.sqrt(1 + omega) * _INFLATE) * _INFLATE
+    return np.nextafter(residual / ((1 - omega) / _INFLATE) * _INFLATE, np.inf)
 
 
 def _run_radius(V, R, err_entries, w, run, delta, gamma) -> Fraction:
