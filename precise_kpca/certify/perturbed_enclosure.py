@@ -79,8 +79,11 @@ class ResidualOperator:
 
     def apply(self, v: Dyadic) -> Dyadic:
         """factor·2^shift·E_hp·v, exactly."""
-        product = ozaki.matmul(self.fixed, v.to_fixed())
-        return Dyadic.from_fixed(product).scaled(self.factor, self.shift)
+        return self.apply_fixed(v.to_fixed())
+
+    def apply_fixed(self, v: FixedMatrix) -> Dyadic:
+        """factor·2^shift·E_hp·v for v already in fixed point, exactly."""
+        return Dyadic.from_fixed(ozaki.matmul(self.fixed, v)).scaled(self.factor, self.shift)
 
     @property
     def spectral_bound(self) -> Fraction:
@@ -252,8 +255,8 @@ def null_block_bound(exact: ExactLinear, eop: ResidualOperator) -> Fraction:
     """
     if not exact.tall:
         raise InsufficientPrecision("the null-block bound needs d ≤ N")
-    z_b, c = _pivot_basis(exact)
-    y = eop.apply(z_b)
+    z_b, z_b_fixed, c = _pivot_basis(exact)
+    y = eop.apply_fixed(z_b_fixed)
     gram, f = (y.T @ y).to_fmpq(), (z_b.T @ y).to_fmpq()
     e2 = eop.frobenius
     with flint.ctx.workprec(_RITZ_PREC):
@@ -272,11 +275,12 @@ def null_block_bound(exact: ExactLinear, eop: ResidualOperator) -> Fraction:
 
 
 @lru_cache(maxsize=8)
-def _pivot_basis(exact: ExactLinear) -> tuple[Dyadic, flint.fmpq_mat]:
-    """Z_B (independent columns of Z) and C = Z_BᵀZ_B, exact: σ-independent, one per data set."""
+def _pivot_basis(exact: ExactLinear) -> tuple[Dyadic, FixedMatrix, flint.fmpq_mat]:
+    """Z_B (independent columns of Z; also in fixed point, for the products with E) and C = Z_BᵀZ_B, exact:
+    σ-independent, one per data set."""
     pivots = _pivot_columns(exact.small, exact.rank)
     z_b = Dyadic(flint.fmpz_mat([[exact.z.ints[i, j] for j in pivots] for i in range(exact.n)]), 0)
-    return z_b, flint.fmpq_mat([[exact.small[i, j] for j in pivots] for i in pivots])
+    return z_b, z_b.to_fixed(), flint.fmpq_mat([[exact.small[i, j] for j in pivots] for i in pivots])
 
 
 def _pivot_columns(small: flint.fmpz_mat, rank: int) -> list[int]:
