@@ -99,9 +99,9 @@ def residual_operator(X: np.ndarray, sigma, exact: ExactLinear, median: str = "f
     ValueError
         Where the builder refuses σ (outside the binary128 range) or the data.
     """
-    from ..numerics.quad_gram import centered_residual_words
+    from ..numerics.quad_gram import kept_words
 
-    words = centered_residual_words(X, sigma, median=median)
+    words = kept_words(X, sigma, median=median, linear=False)  # E of this σ, shared with 1 − CKA
     fixed = FixedMatrix.from_words([words.hi, words.lo], bits=_E_BITS)
     factor, shift = exact.to_s_units
     scale = Fraction(factor) * Fraction(2) ** shift

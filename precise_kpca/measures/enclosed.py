@@ -37,7 +37,7 @@ from ..certify.eigen_enclosure import (_frobenius_up, _sqrt_up, enclose_eigensys
 from ..certify.float64_enclosure import enclose_float64, sharpen_top
 from ..certify.linear_enclosure import LinearEnclosure, linear_enclosure
 from ..errors import InsufficientPrecision
-from ..numerics.quad_gram import scaled_gaussian_gram_words
+from ..numerics.quad_gram import kept_words
 from .intervals import aggregate as aggregate_balls
 from .intervals import check_k, group_angle, linear_groups_exact, pc_from_parts
 
@@ -120,7 +120,7 @@ def _enclosure_cached(data: bytes, shape: tuple, sigma, median: str, k_max: int,
 
     X = np.frombuffer(data, dtype=np.float64).reshape(shape)
     start = time.perf_counter()
-    quad = scaled_gaussian_gram_words(X, sigma, median=median)
+    quad = kept_words(X, sigma, median=median, linear=True)  # shares its first pass with 1 − CKA's E
     built = time.perf_counter()
     w, V = np.linalg.eigh(quad.hi)
     w, V = w[::-1].copy(), V[:, ::-1].copy()

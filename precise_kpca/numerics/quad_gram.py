@@ -80,7 +80,8 @@ _FLOAT_EXACT = 2**53  # integers up to this are exact in float64, and so are sum
 _READ_BITS = 26  # digit width of the canonical fixed point read by _read_digits (two digits fit a float64)
 _WINDOW = 8  # digits read per entry: two halves of four, each exact in binary128
 _WINDOWED_READ = math.nextafter(_U, math.inf)  # ≥ u + 2^-180, the error of _read_digits beyond the window
-_KEEP_BYTES = 2**29  # D̂, L̂ and their float64 roundings (σ-independent, 48 N² bytes) kept between σ up to N = 3344
+_KEEP_BYTES = 2**29  # D̂, L̂ and their float64 roundings (σ-independent, 48 N² bytes) kept between σ up to N = 3344;
+# with one σ's first pass and words (kept_words: 32 N² bytes more) up to N = 2590
 
 
 @dataclass(frozen=True)
@@ -159,19 +160,71 @@ def scaled_gaussian_gram_words(X, sigma, *, median="full", standardized=True, bl
     return _build(X, sigma, median, standardized, block_rows, include_linear=True)
 
 
-def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) -> QuadGram:
+def kept_words(X, sigma, *, median="full", linear: bool) -> QuadGram:
+    """:func:`scaled_gaussian_gram_words` (``linear``) or :func:`centered_residual_words` of the default blocking,
+    the last bandwidth's kept: the eigen routes and 1 − CKA read the same E (or A and E, which share the first
+    pass: Ĝ, its row sums and its bound) at each σ. Up to N = 2590 (with the σ-independent reads, ≤ _KEEP_BYTES
+    per process); beyond, each call builds anew. The words are shared: callers must not write to them."""
     X = check_data(X)
     exact_sigma = parse_sigma(sigma)
+    median = check_median(median)
+    if 80 * X.shape[0] ** 2 > _KEEP_BYTES:
+        return _build(X, exact_sigma, median, True, None, include_linear=linear)
+    return _kept(X.tobytes(), X.shape, exact_sigma, median, linear)
+
+
+@lru_cache(maxsize=2)  # A and E of one σ
+def _kept(data: bytes, shape: tuple, sigma: Fraction, median: str, linear: bool) -> QuadGram:
+    first = _kept_first(data, shape, sigma, median)
+    return _second_pass(first.copy(), _data_side(data, shape, median, True)[2], include_linear=linear)
+
+
+@lru_cache(maxsize=1)
+def _kept_first(data: bytes, shape: tuple, sigma: Fraction, median: str) -> "_FirstPass":
+    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+    return _first_pass(X, sigma, median, True, None)
+
+
+def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) -> QuadGram:
+    X = check_data(X)
+    first = _first_pass(X, parse_sigma(sigma), check_median(median), standardized, block_rows)
+    squares = _data_side(X.tobytes(), X.shape, first.median, standardized)[2]
+    return _second_pass(first, squares, include_linear=include_linear)
+
+
+@dataclass
+class _FirstPass:
+    """Ĝ as float64 words (on and above the diagonal, mirrored), its exact row sums in binary128, and what the
+    second pass and the bound need from it."""
+
+    hi: np.ndarray
+    lo: np.ndarray
+    sums: np.ndarray
+    abs_means: np.ndarray
+    norm_g: "_SquaredNorm"
+    blocks: list
+    scales: "_Scales"
+    sigma: Fraction
+    median: str
+    standardized: bool
+
+    def copy(self) -> "_FirstPass":
+        """A copy whose words the second pass may overwrite (the kept first pass serves A and E)."""
+        return _FirstPass(self.hi.copy(), self.lo.copy(), self.sums, self.abs_means, self.norm_g, self.blocks,
+                          self.scales, self.sigma, self.median, self.standardized)
+
+
+def _first_pass(X, exact_sigma, median, standardized, block_rows) -> _FirstPass:
     n = X.shape[0]
-    exact, median_sq, squares = _data_side(X.tobytes(), X.shape, check_median(median), standardized)
+    exact, median_sq, squares = _data_side(X.tobytes(), X.shape, median, standardized)
     scales = _bandwidth(exact_sigma, median_sq, X, exact.exp2)
     rows_per_block = _block_rows(block_rows, n)
     blocks = [slice(i, min(i + rows_per_block, n)) for i in range(0, n, rows_per_block)]
     coef_g, coef_d = _residual_coefficients(squares.distance_error)
 
-    # Pass 1: Ĝ on and above the diagonal, row block by row block, held in the output words and mirrored (every
-    # entry of Ĝ depends on D̂_ij alone, and D̂ is exactly symmetric: the mirror is the entry); the G part of the
-    # bound, each entry below the block's diagonal square counted for its mirror too.
+    # Ĝ on and above the diagonal, row block by row block, held in the output words and mirrored (every entry of
+    # Ĝ depends on D̂_ij alone, and D̂ is exactly symmetric: the mirror is the entry); the G part of the bound,
+    # each entry past the block's diagonal square counted for its mirror too.
     hi = np.empty((n, n))
     lo = np.empty((n, n))
     norm_g = _SquaredNorm()
@@ -193,9 +246,14 @@ def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) 
     for rows in blocks:
         sums[rows] = np.add.reduce(hi[rows].astype(_Q) + lo[rows].astype(_Q), axis=1)
         abs_means[rows] = np.abs(hi[rows]).sum(axis=1) / n
+    return _FirstPass(hi, lo, sums, abs_means, norm_g, blocks, scales, exact_sigma, median, standardized)
 
-    # Pass 2: Â = L̂ + G̃ − m̂_i − m̂_j + ĝ on and above the diagonal (symmetric in i, j), overwriting each block's
-    # words, and mirrored.
+
+def _second_pass(first: _FirstPass, squares: "_ExactSquares", *, include_linear: bool) -> QuadGram:
+    """Â = L̂ + G̃ − m̂_i − m̂_j + ĝ (or E without L̂) on and above the diagonal (symmetric in i, j), overwriting
+    the first pass's words block by block, and mirrored; the bound of both passes."""
+    hi, lo, sums, abs_means = first.hi, first.lo, first.sums, first.abs_means
+    n = hi.shape[0]
     n_q = np.array([n], dtype=np.float64).astype(_Q)[0]
     means = sums / n_q
     grand = np.add.reduce(means) / n_q
@@ -204,7 +262,7 @@ def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) 
     grand_err = gn * (means_abs.mean() + abs_means.mean()) + g3 * abs(float(grand))
     coef_l = _linear_coefficient(squares.linear_error) if include_linear else 0.0
     norm_rest = _SquaredNorm()
-    for rows in blocks:
+    for rows in first.blocks:
         upper = slice(rows.start, n)
         held = hi[rows, upper].astype(_Q) + lo[rows, upper].astype(_Q)  # G̃, exact
         outer_means = means_abs[rows, None] + means_abs[None, upper]
@@ -222,16 +280,17 @@ def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) 
         raise ValueError("entries of the scaled Gaussian Gram exceed the float64 range; rescale X")
 
     margin = 1 + (n * n + 128) * 2.0**-52  # float64 evaluation of the bound itself
-    bound = (norm_g.value() + norm_rest.value()) * margin
+    bound = (first.norm_g.value() + norm_rest.value()) * margin
+    scales = first.scales
     return QuadGram(
         hi=hi,
         lo=lo,
         error_bound=math.nextafter(bound, math.inf),
-        sigma=exact_sigma,
+        sigma=first.sigma,
         sigma_x=_round_mpf(scales.sigma_x),
         median_distance=None if scales.d_x is None else _round_mpf(scales.d_x),
-        median=median,
-        standardized=standardized,
+        median=first.median,
+        standardized=first.standardized,
     )
 
 
