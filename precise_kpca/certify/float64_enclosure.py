@@ -118,7 +118,7 @@ def enclose_float64(A_f: np.ndarray, delta, w: np.ndarray, V: np.ndarray, *, gro
                 known[(a, z)] = Fraction(float(single[a])) if z - a == 1 else \
                     _run_radius(V, R, err_entries, w, (a, z), delta, gamma)
         radii = {run: known[run] for run in runs}
-        merged = _merge(runs, radii, w)
+        merged = _merge(runs, {run: _float_up(rho) for run, rho in radii.items()}, w)
         if merged == runs:
             break
         runs = merged
@@ -202,12 +202,17 @@ def _run_radius(V, R, err_entries, w, run, delta, gamma) -> Fraction:
     return residual / (1 - omega) + (1 + omega) * spread * omega / ((2 - omega) * (1 - omega))
 
 
-def _merge(runs, radii, w) -> list[tuple[int, int]]:
-    """Runs whose intervals overlap joined (one pass; the next pass recomputes the joined runs' radii)."""
+def _merge(runs, radii_up, w) -> list[tuple[int, int]]:
+    """Runs whose intervals may overlap joined (one pass; the next pass recomputes the joined runs' radii).
+
+    Decided in float64 with the radii rounded up and the interval ends rounded outward, so two runs stay apart
+    only when their exact intervals are disjoint (joining more is always allowed: Kahan's theorem holds for any
+    set of vectors, with the radius of the union).
+    """
     out = [runs[0]]
     for prev, run in zip(runs, runs[1:]):
-        prev_lo = Fraction(float(w[prev[1] - 1])) - radii[prev]  # the low end of whatever out[-1] ends with
-        this_hi = Fraction(float(w[run[0]])) + radii[run]
+        prev_lo = np.nextafter(w[prev[1] - 1] - radii_up[prev], -np.inf)  # the low end of what out[-1] ends with
+        this_hi = np.nextafter(w[run[0]] + radii_up[run], np.inf)
         if this_hi >= prev_lo:
             out[-1] = (out[-1][0], run[1])
         else:
