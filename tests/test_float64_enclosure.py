@@ -59,8 +59,9 @@ def test_a_bound_tightened_tenfold_misses_the_eigenvalues(monkeypatch):
     ref = _reference(A)
     enc = enclose_float64(A, 0, shifted, V)
     assert all(lo <= lam <= hi for lo, hi, lam in zip(enc.lower, enc.upper, ref))
-    radius = float64_enclosure._run_radius
+    radius, single = float64_enclosure._run_radius, float64_enclosure._single_radii
     monkeypatch.setattr(float64_enclosure, "_run_radius", lambda *args: radius(*args) / 10)
+    monkeypatch.setattr(float64_enclosure, "_single_radii", lambda *args: single(*args) / 10)  # runs of one vector
     shrunk = enclose_float64(A, 0, shifted, V)
     assert not all(lo <= lam <= hi for lo, hi, lam in zip(shrunk.lower, shrunk.upper, ref))
 
@@ -112,5 +113,5 @@ def test_runs_that_join_in_a_chain_merge_in_one_pass():
 
     w = np.array([3.0, 2.0, 1.0, -5.0])
     runs = [(0, 1), (1, 2), (2, 3), (3, 4)]
-    radii = {run: Fraction(3, 5) for run in runs}
+    radii = {run: 0.6 for run in runs}
     assert _merge(runs, radii, w) == [(0, 3), (3, 4)]

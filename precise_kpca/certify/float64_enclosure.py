@@ -27,6 +27,11 @@ any float64 approximation of ``A_f``'s eigensystem (eigenvalues descending). u =
 4. *Subspaces* (Davis–Kahan sin Θ, as in :func:`.eigen_enclosure.ritz_subspace_sin_theta`): for a group J inside
    the top runs, ‖sin Θ(span V_J, V_J(A))‖₂ ≤ ‖R_J‖₂/(σ_min(V_J)·η) with η the distance from the group's interval
    to the other runs' intervals.
+5. *The top eigenvalues, sharpened* (:func:`sharpen_top`): widths ~N·u·‖A‖ are too wide for E-sized differences,
+   but only a few eigenvalues need more (Eq. 18 reads the top rank(L) + 1). Given exact products K = A_hp v of an
+   exact basis v of their approximate eigenvectors, Kato–Temple (runs of one) and Li–Li (longer runs) of
+   :mod:`.perturbed_enclosure` enclose them to ~ε²/gap, isolated by the a-priori enclosures of the runs around
+   them (3.: each run holds exactly its own eigenvalues). O(N²m) exact work instead of O(N³).
 
 ω of a block comes from fl(V_JᵀV_J) − I with the a-priori bound γ_N(|V_J|ᵀ|V_J|); spectral norms through
 :func:`.eigen_enclosure._spectral_up` (Schatten norms from float64 GEMMs with their bounds).
@@ -38,8 +43,10 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..backends.dyadic import Dyadic
 from ..errors import InsufficientPrecision, InternalCheckFailed
 from .eigen_enclosure import _float_up, _frobenius_up, _spectral_up, _sqrt_down, _sqrt_up
+from . import perturbed_enclosure
 
 _U = Fraction(1, 2**53)
 _MAX_MERGES = 64  # run-merging passes before the enclosure gives up (each pass merges at least one pair)
@@ -99,14 +106,19 @@ def enclose_float64(A_f: np.ndarray, delta, w: np.ndarray, V: np.ndarray, *, gro
     # at most a few units: the coefficients carry that margin
     coefficient = _float_up(gamma / (1 - gamma) ** 2 * (1 + Fraction(1, 2**40)))
     err_entries = coefficient * bound + 2.0**-52 * (np.abs(V) * np.abs(w)[None, :] + np.abs(R))
-    col_err = np.array([_frobenius_up(err_entries[:, [j]]) for j in range(n)])  # ‖error in column j‖
-    col_r = np.array([_frobenius_up(R[:, [j]]) for j in range(n)])
+    col_err = _column_frobenius_up(err_entries)  # ‖error in column j‖
+    col_r = _column_frobenius_up(R)
     norms2 = np.einsum("ij,ij->j", V, V)
     runs = _initial_runs(w, col_r, col_err, norms2, delta)
-    radii = {}
+    single = _single_radii(col_r, col_err, norms2, delta, gamma)
+    known = {}  # a run's radius depends on the run alone: passes recompute only the runs they merged
     for _ in range(_MAX_MERGES):
-        radii = {run: _run_radius(V, R, err_entries, w, run, delta, gamma) for run in runs}
-        merged = _merge(runs, radii, w)
+        for a, z in runs:
+            if (a, z) not in known:
+                known[(a, z)] = Fraction(float(single[a])) if z - a == 1 else \
+                    _run_radius(V, R, err_entries, w, (a, z), delta, gamma)
+        radii = {run: known[run] for run in runs}
+        merged = _merge(runs, {run: _float_up(rho) for run, rho in radii.items()}, w)
         if merged == runs:
             break
         runs = merged
@@ -125,6 +137,20 @@ def enclose_float64(A_f: np.ndarray, delta, w: np.ndarray, V: np.ndarray, *, gro
     return Float64Enclosure(lower=lower, upper=upper, runs=runs, group_sin=sines)
 
 
+def _column_frobenius_up(M: np.ndarray) -> np.ndarray:
+    """Upper bounds on the Euclidean norm of every column of a float64 array, shape (m,): the bound of
+    :func:`~.eigen_enclosure._frobenius_up` (each column scaled by the power of two of its largest entry, sum of
+    squares inflated by γ_{n+1} with room for the inflation's own rounding and 2⁻¹⁰⁰⁰ per entry for underflow,
+    square root rounded up) applied to all columns at once."""
+    n = M.shape[0]
+    top = np.max(np.abs(M), axis=0, initial=0.0)
+    e = np.frexp(top)[1]
+    scaled = np.ldexp(M, -e[None, :])  # max |entry| per column in [1/2, 1)
+    s = np.einsum("ij,ij->j", scaled, scaled) + n * 2.0**-1000
+    s *= 1 + (n + 4) * 2.0**-51
+    return np.where(top == 0, 0.0, np.ldexp(np.nextafter(np.sqrt(s), np.inf), e))
+
+
 def _initial_runs(w, col_r, col_err, norms2, delta) -> list[tuple[int, int]]:
     """Runs from the single-vector residual intervals (overlapping ones joined)."""
     radius = [(float(r) + float(e)) / np.sqrt(max(n2, 0.25)) * (1 + 2.0**-40) + float(delta) * 1.01
@@ -135,6 +161,26 @@ def _initial_runs(w, col_r, col_err, norms2, delta) -> list[tuple[int, int]]:
             runs.append((start, i))
             start = i
     return runs
+
+
+_INFLATE = 1 + 2.0**-44  # ≥ (1 + 2⁻⁵²)^k for the k < 64 roundings of one radius in float64 (all terms ≥ 0)
+
+
+def _single_radii(col_r, col_err, norms2, delta, gamma) -> np.ndarray:
+    """ρ_J of :func:`_run_radius` for every run of one vector, shape (N,), in float64 rounded upward.
+
+    For one vector the spread is 0 and the norms are scalars: ω = |fl(vᵀv) − 1| + fl(vᵀv)·γ_N/(1 − γ_N)
+    (fl(vᵀv) − 1 is exact near 1, Sterbenz), residual = ‖r‖ + its error + δ√(1 + ω), ρ = residual/(1 − ω). Each
+    sum and product of nonnegative terms is inflated by :data:`_INFLATE`, and 1 − ω deflated, so every float
+    result bounds its exact counterpart from the right side.
+    """
+    g = _float_up(gamma / (1 - gamma) * (1 + Fraction(1, 2**40)))
+    omega = (np.abs(norms2 - 1) + norms2 * g) * _INFLATE
+    if not np.all(omega < 1):
+        j = int(np.argmax(omega))
+        raise InsufficientPrecision(f"eigenvector {j} is far from orthonormal (ω ≤ {float(omega[j]):.3g})")
+    residual = (col_r + col_err + _float_up(delta) * np.sqrt(1 + omega) * _INFLATE) * _INFLATE
+    return np.nextafter(residual / ((1 - omega) / _INFLATE) * _INFLATE, np.inf)
 
 
 def _run_radius(V, R, err_entries, w, run, delta, gamma) -> Fraction:
@@ -156,20 +202,21 @@ def _run_radius(V, R, err_entries, w, run, delta, gamma) -> Fraction:
     return residual / (1 - omega) + (1 + omega) * spread * omega / ((2 - omega) * (1 - omega))
 
 
-def _merge(runs, radii, w) -> list[tuple[int, int]]:
-    """Runs whose intervals overlap joined (one pass). A run joined in this pass has no radius yet: the larger of
-    its parts' stands in for the next comparison (a grouping choice only: the caller recomputes every radius and
-    repeats until no run joins, so the enclosures never rest on it)."""
-    out, out_radius = [runs[0]], radii[runs[0]]
-    for run in runs[1:]:
-        prev = out[-1]
-        prev_lo = Fraction(float(w[prev[1] - 1])) - out_radius
-        this_hi = Fraction(float(w[run[0]])) + radii[run]
+def _merge(runs, radii_up, w) -> list[tuple[int, int]]:
+    """Runs whose intervals may overlap joined (one pass; the next pass recomputes the joined runs' radii).
+
+    Decided in float64 with the radii rounded up and the interval ends rounded outward, so two runs stay apart
+    only when their exact intervals are disjoint (joining more is always allowed: Kahan's theorem holds for any
+    set of vectors, with the radius of the union).
+    """
+    out = [runs[0]]
+    for prev, run in zip(runs, runs[1:]):
+        prev_lo = np.nextafter(w[prev[1] - 1] - radii_up[prev], -np.inf)  # the low end of what out[-1] ends with
+        this_hi = np.nextafter(w[run[0]] + radii_up[run], np.inf)
         if this_hi >= prev_lo:
-            out[-1], out_radius = (prev[0], run[1]), max(out_radius, radii[run])
+            out[-1] = (out[-1][0], run[1])
         else:
             out.append(run)
-            out_radius = radii[run]
     return out
 
 
@@ -202,4 +249,45 @@ def _group_sin(V, R, err_entries, w, s, t, runs, lower, upper, delta, gamma):
     return bound if bound < 1 else None
 
 
-__all__ = ["Float64Enclosure", "enclose_float64"]
+def sharpen_top(enc: Float64Enclosure, v: Dyadic, k: Dyadic, unknown) -> Float64Enclosure:
+    """The top m = v.shape[1] eigenvalues of A, sharpened from exact products (module docstring, 5.).
+
+    Parameters
+    ----------
+    enc : Float64Enclosure
+        A-priori enclosures of all N eigenvalues and their runs.
+    v : Dyadic, shape (N, m)
+        Exact basis: column j approximates the eigenvector of eigenvalue j (any accuracy: the bounds say what it was).
+    k : Dyadic, shape (N, m)
+        K with ‖A v_j − K_j‖ ≤ unknown[j] (K = A_hp v exactly, unknown[j] ≥ ‖A − A_hp‖₂‖v_j‖).
+    unknown : sequence of Fraction, length m
+
+    Returns
+    -------
+    Float64Enclosure
+        The same runs and group bounds; lower/upper of every run inside [0, m) replaced by their intersection with
+        the Kato–Temple or Li–Li enclosure, where those isolate it (a run they do not isolate keeps its own).
+    """
+    m = v.shape[1]
+    lower, upper = list(enc.lower), list(enc.upper)
+    for a, z in enc.runs:
+        if z > m or z >= len(lower):  # beyond the products, or the bottom run (no enclosure below it)
+            continue
+        above = enc.lower[a - 1] if a > 0 else None  # μ_{a−1} ≥ above
+        below = enc.upper[z]  # μ_z ≤ below
+        try:
+            if z - a == 1:
+                sharp = [perturbed_enclosure._kato_temple(v.columns(a, z), k.columns(a, z), unknown[a], below,
+                                                          above, a)]
+            else:
+                sharp = perturbed_enclosure._block(v.columns(a, z), k.columns(a, z), unknown[a:z], below, above, a, z)
+        except InsufficientPrecision:
+            continue
+        for i, (lo, hi) in zip(range(a, z), sharp):
+            lower[i], upper[i] = max(lo, lower[i]), min(hi, upper[i])
+            if lower[i] > upper[i]:
+                raise InternalCheckFailed(f"the sharpened enclosure of eigenvalue {i} misses its a-priori one")
+    return Float64Enclosure(lower=lower, upper=upper, runs=enc.runs, group_sin=enc.group_sin)
+
+
+__all__ = ["Float64Enclosure", "enclose_float64", "sharpen_top"]

@@ -88,8 +88,13 @@ class ExactLinear:
         return self.z @ (self.z.T @ v)
 
     def trace(self) -> Fraction:
-        """trace(L_S) = ‖Z‖_F², exact."""
-        return self.z.frobenius_squared()
+        """trace(L_S) = ‖Z‖_F², exact (computed once per data set)."""
+        return _trace_cached(self)
+
+
+@lru_cache(maxsize=8)
+def _trace_cached(exact: ExactLinear) -> Fraction:
+    return exact.z.frobenius_squared()
 
 
 def exact_linear(X: np.ndarray) -> ExactLinear:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 import flint
 import numpy as np
@@ -78,8 +79,11 @@ class ResidualOperator:
 
     def apply(self, v: Dyadic) -> Dyadic:
         """factor·2^shift·E_hp·v, exactly."""
-        product = ozaki.matmul(self.fixed, v.to_fixed())
-        return Dyadic.from_fixed(product).scaled(self.factor, self.shift)
+        return self.apply_fixed(v.to_fixed())
+
+    def apply_fixed(self, v: FixedMatrix) -> Dyadic:
+        """factor·2^shift·E_hp·v for v already in fixed point, exactly."""
+        return Dyadic.from_fixed(ozaki.matmul(self.fixed, v)).scaled(self.factor, self.shift)
 
     @property
     def spectral_bound(self) -> Fraction:
@@ -95,9 +99,9 @@ def residual_operator(X: np.ndarray, sigma, exact: ExactLinear, median: str = "f
     ValueError
         Where the builder refuses σ (outside the binary128 range) or the data.
     """
-    from ..numerics.quad_gram import centered_residual_words
+    from ..numerics.quad_gram import kept_words
 
-    words = centered_residual_words(X, sigma, median=median)
+    words = kept_words(X, sigma, median=median, linear=False)  # E of this σ, shared with 1 − CKA
     fixed = FixedMatrix.from_words([words.hi, words.lo], bits=_E_BITS)
     factor, shift = exact.to_s_units
     scale = Fraction(factor) * Fraction(2) ** shift
@@ -249,13 +253,11 @@ def null_block_bound(exact: ExactLinear, eop: ResidualOperator) -> Fraction:
     ‖P₀EP₀‖_F² = ‖E‖_F² − 2 tr(C⁻¹YᵀY) + tr(C⁻¹FC⁻¹F), Y = E Z_B, F = Z_BᵀY, C = Z_BᵀZ_B, with Z_B independent
     columns of Z (pivots of S's exact row reduction); C⁻¹ enters through Arb solves. Cost O(N²r) on BLAS.
     """
-    pivots = _pivot_columns(exact.small, exact.rank) if exact.tall else None
-    if pivots is None:
+    if not exact.tall:
         raise InsufficientPrecision("the null-block bound needs d ≤ N")
-    z_b = Dyadic(flint.fmpz_mat([[exact.z.ints[i, j] for j in pivots] for i in range(exact.n)]), 0)
-    y = eop.apply(z_b)
+    z_b, z_b_fixed, c = _pivot_basis(exact)
+    y = eop.apply_fixed(z_b_fixed)
     gram, f = (y.T @ y).to_fmpq(), (z_b.T @ y).to_fmpq()
-    c = flint.fmpq_mat([[exact.small[i, j] for j in pivots] for i in pivots])
     e2 = eop.frobenius
     with flint.ctx.workprec(_RITZ_PREC):
         cb = flint.arb_mat(c)
@@ -270,6 +272,15 @@ def null_block_bound(exact: ExactLinear, eop: ResidualOperator) -> Fraction:
         bound = upper.sqrt().upper()
         man, exp = (int(v) for v in bound.man_exp())
     return Fraction(man) * Fraction(2) ** exp + eop.delta
+
+
+@lru_cache(maxsize=8)
+def _pivot_basis(exact: ExactLinear) -> tuple[Dyadic, FixedMatrix, flint.fmpq_mat]:
+    """Z_B (independent columns of Z; also in fixed point, for the products with E) and C = Z_BᵀZ_B, exact:
+    σ-independent, one per data set."""
+    pivots = _pivot_columns(exact.small, exact.rank)
+    z_b = Dyadic(flint.fmpz_mat([[exact.z.ints[i, j] for j in pivots] for i in range(exact.n)]), 0)
+    return z_b, z_b.to_fixed(), flint.fmpq_mat([[exact.small[i, j] for j in pivots] for i in pivots])
 
 
 def _pivot_columns(small: flint.fmpz_mat, rank: int) -> list[int]:

@@ -63,7 +63,7 @@ from ..backends.ozaki import FixedMatrix, column_dots, matmul
 from ..errors import InsufficientPrecision, RouteUnavailable
 from ..numerics.exact import ExactData
 from ..numerics.geometry import check_median
-from ..numerics.quad_gram import centered_residual_words
+from ..numerics.quad_gram import kept_words
 from ..validation import check_data, parse_sigma
 
 _BLOCK_ENTRIES = 1 << 20  # entries per row block of E read at once (its digits: ~10 float64 arrays of this size)
@@ -138,6 +138,12 @@ def cka_at_zero_interval(X) -> tuple:
     """Exact-ended enclosure of f(0), the σ → 0 value of 1 − CKA (see :func:`_f0_ends`), without any Gram."""
     X = check_data(X)
     return _f0_ends(_linear_part(X.tobytes(), X.shape), X.shape[0])
+
+
+def centered_residual_words(X: np.ndarray, sigma: Fraction, *, median: str):
+    """E = H G H in binary128 words (:func:`~precise_kpca.numerics.quad_gram.centered_residual_words`), the one
+    the structured route reads at this σ (:func:`~precise_kpca.numerics.quad_gram.kept_words`)."""
+    return kept_words(X, sigma, median=median, linear=False)
 
 
 def _residual_words(X: np.ndarray, sigma: Fraction, median: str):

@@ -6,14 +6,19 @@ N in the thousands. Instead:
 
 1. A is built in binary128 (:func:`~precise_kpca.numerics.quad_gram.scaled_gaussian_gram_words`) as float64
    words hi + lo with a rigorous bound on ‖A − (hi + lo)‖_F;
-2. the float64 eigensystem of hi is certified by exact products on float64 BLAS
-   (:func:`~precise_kpca.certify.eigen_enclosure.enclose_eigensystem`): an interval for every eigenvalue of A
-   and a sin Θ bound for each top eigenvector group of Algorithm 1;
+2. the float64 eigensystem of hi is certified: every eigenvalue of A in an interval, and a sin Θ bound for each
+   top eigenvector group of Algorithm 1 — either all of it by exact N×N×N products on float64 BLAS
+   (:func:`~precise_kpca.certify.eigen_enclosure.enclose_eigensystem`, ``exact_products=True``), or every
+   eigenvalue from a-priori bounds of three float64 GEMMs (Kahan's cluster theorem and counting,
+   :func:`~precise_kpca.certify.float64_enclosure.enclose_float64`) with only the top rank(L) + 1 sharpened by exact
+   N×N×m products of their Newton-corrected vectors (Kato–Temple, Li–Li: :func:`~precise_kpca.certify.
+   float64_enclosure.sharpen_top`) — all that Eq. 18 reads (:func:`eigenvalue_interval`) and the groups' vectors;
 3. the measure is evaluated in interval form from those enclosures and the rigorous linear enclosure
    (:mod:`precise_kpca.certify.linear_enclosure`), in ball arithmetic (:mod:`.intervals`).
 
-Guarantee: rigorous, given IEEE float64 BLAS (the products are exact integer arithmetic in float64), correctly
-rounded binary128 arithmetic and SLEEF's documented 1-ulp expm1 (see the quad builder).
+Guarantee: rigorous, given IEEE float64 BLAS (the products are exact integer arithmetic in float64, the a-priori
+bounds hold for any summation order), correctly rounded binary128 arithmetic and SLEEF's documented 1-ulp expm1
+(see the quad builder).
 """
 from __future__ import annotations
 
@@ -21,16 +26,18 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
+import flint
 import numpy as np
 
 from ..backends.base import as_fraction
 from ..backends.dyadic import Dyadic
 from ..backends.ozaki import FixedMatrix, matmul
-from ..certify.eigen_enclosure import _frobenius_up, enclose_eigensystem, fmpq_matrix, ritz_subspace_sin_theta
-from ..certify.float64_enclosure import enclose_float64
+from ..certify.eigen_enclosure import (_frobenius_up, _sqrt_up, enclose_eigensystem, fmpq_matrix,
+                                       ritz_subspace_sin_theta)
+from ..certify.float64_enclosure import enclose_float64, sharpen_top
 from ..certify.linear_enclosure import LinearEnclosure, linear_enclosure
 from ..errors import InsufficientPrecision, RouteUnavailable
-from ..numerics.quad_gram import scaled_gaussian_gram_words
+from ..numerics.quad_gram import kept_words
 from .intervals import aggregate as aggregate_balls
 from .intervals import check_k, group_angle, linear_groups_exact, pc_from_parts
 
@@ -99,7 +106,8 @@ def spectrum_enclosure(X: np.ndarray, sigma, *, median: str = "full", k_max: int
     exact_products : bool
         True: every eigenvalue certified from exact N×N×N products (:func:`enclose_eigensystem`, widths ~ε²/gap);
         False: from a-priori bounds of float64 GEMMs (:func:`~precise_kpca.certify.float64_enclosure.enclose_float64`,
-        widths ~N·u·‖A‖, three GEMMs instead of tens). The top groups get the exact Newton-corrected bound either way.
+        widths ~N·u·‖A‖, three GEMMs instead of tens), the top rank(L) + 1 sharpened to ~ε²/gap by exact products of
+        their Newton-corrected vectors (N×N×m). The top groups get the exact Newton-corrected bound either way.
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     return _enclosure_cached(X.tobytes(), X.shape, sigma, median, k_max, tau, exact_products)
@@ -117,7 +125,7 @@ def _enclosure_cached(data: bytes, shape: tuple, sigma, median: str, k_max: int,
         raise RouteUnavailable(f"the binary128 enclosure bounds eigenvector groups within the top {MAX_K} eigenpairs; "
                                f"k={k_max} needs the top {m}", remedy="guarantee='heuristic' accepts two precisions")
     start = time.perf_counter()
-    quad = scaled_gaussian_gram_words(X, sigma, median=median)
+    quad = kept_words(X, sigma, median=median, linear=True)  # shares its first pass with 1 − CKA's E
     built = time.perf_counter()
     w, V = np.linalg.eigh(quad.hi)
     w, V = w[::-1].copy(), V[:, ::-1].copy()
@@ -129,25 +137,71 @@ def _enclosure_cached(data: bytes, shape: tuple, sigma, median: str, k_max: int,
         enc = enclose_eigensystem(A_hp, delta, w, V, k=min(max(m, 1), MAX_K, shape[0]), groups=groups)
         lower, upper = enc.lower, enc.upper
         plain = {(g.start, g.stop): g.sin_theta for g in enc.groups}
+        top = _Top(A_hp, delta, w, V, m)
     else:
         # A_f = the high words; ‖A − A_f‖_F ≤ the builder's bound + ‖lo‖_F
         f64 = enclose_float64(quad.hi, Fraction(quad.error_bound) + Fraction(_frobenius_up(quad.lo)), w, V,
                               groups=groups)
+        # Eq. 18 reads the eigenvalues 0..rank(L): their vectors are corrected and multiplied exactly too
+        top = _Top(A_hp, delta, w, V, _sharpened_count(f64.runs, max(m, linear_for(X).rank + 1)))
+        exact = top.exact
+        if exact is not None:
+            f64 = sharpen_top(f64, *exact)
         lower, upper = f64.lower, f64.upper
         plain = {g: (float(f64.group_sin[g]) * (1 + 2.0**-50) if g in f64.group_sin else None) for g in groups}
     del quad
     enclosed = time.perf_counter()
     # each bound is for the basis it was proven for: the corrected one where it has a bound, else the plain one
     sin_theta = {g: (False, bound) for g, bound in plain.items()}
-    correction = _newton_correction(A_hp, w, V, m)
-    for group, bound in _group_bounds(A_hp, delta, V[:, :m], correction, lower, upper, groups).items():
+    for group, bound in _group_bounds(top, delta, lower, upper, groups).items():
         plain = sin_theta[group][1]
         if bound is not None and (plain is None or bound < plain):
             sin_theta[group] = (True, bound)
     seconds = {"gram": built - start, "eigh": solved - built, "enclosure": enclosed - solved,
                "refinement": time.perf_counter() - enclosed}
     return SpectrumEnclosure(lower=np.array(lower, dtype=object), upper=np.array(upper, dtype=object),
-                             vectors=V[:, :m].copy(), correction=correction, sin_theta=sin_theta, seconds=seconds)
+                             vectors=V[:, :m].copy(), correction=top.correction[:, :m].copy(), sin_theta=sin_theta,
+                             seconds=seconds)
+
+
+_MAX_SHARPENED_RUN = 64  # a cluster of the a-priori enclosures at the edge of the top this long is left a-priori
+
+
+def _sharpened_count(runs, wanted: int) -> int:
+    """The number m ≥ ``wanted`` of top eigenvalues to sharpen: ``wanted`` moved to the end of the a-priori run it
+    falls in (a run is sharpened whole or not at all), unless that run is longer than :data:`_MAX_SHARPENED_RUN`."""
+    for a, z in runs:
+        if a < wanted < z:
+            return z if z - a <= _MAX_SHARPENED_RUN else wanted
+    return wanted
+
+
+class _Top:
+    """The top m float64 eigenvectors after one Newton step, held exactly, and their exact products with A_hp.
+
+    Attributes
+    ----------
+    correction : ndarray, shape (N, m)
+    basis, product : FixedMatrix or None
+        v = x̂ + c exactly and A_hp v exactly; None when the two words do not fit the grid exactly.
+    """
+
+    def __init__(self, A_hp: FixedMatrix, delta, w: np.ndarray, V: np.ndarray, m: int):
+        self.delta = Fraction(delta)
+        self.correction = _newton_correction(A_hp, w, V, m)
+        v = FixedMatrix.from_words([V[:, :m], self.correction], bits=_VECTOR_BITS)
+        self.basis = self.product = None
+        if not v.error_bound:  # else the words did not fit the grid: the span measured would not be the one bounded
+            self.basis, self.product = v, matmul(A_hp, v)
+
+    @property
+    def exact(self) -> tuple | None:
+        """(v, A_hp v, bounds on ‖A − A_hp‖₂‖v_j‖) as exact dyadics, for
+        :func:`~precise_kpca.certify.float64_enclosure.sharpen_top`; None without a basis."""
+        if self.basis is None:
+            return None
+        v, p = Dyadic.from_fixed(self.basis), Dyadic.from_fixed(self.product)
+        return v, p, [self.delta * _sqrt_up(x) for x in v.column_squares()]
 
 
 def _newton_correction(A_hp: FixedMatrix, w: np.ndarray, V: np.ndarray, m: int) -> np.ndarray:
@@ -168,23 +222,25 @@ def _newton_correction(A_hp: FixedMatrix, w: np.ndarray, V: np.ndarray, m: int) 
     return V @ coef
 
 
-def _group_bounds(A_hp: FixedMatrix, delta, top: np.ndarray, correction: np.ndarray, lower, upper,
-                  groups) -> dict:
+def _group_bounds(top: _Top, delta, lower, upper, groups) -> dict:
     """Davis–Kahan ‖sin Θ‖₂ for each group [s, t) of the corrected basis x̂ + c (see
-    :func:`~precise_kpca.certify.eigen_enclosure.ritz_subspace_sin_theta`): exact g×g products of the basis and
-    of A_hp times it, so the Newton step's gain counts for groups of close eigenvalues as for single ones."""
-    v = FixedMatrix.from_words([top, correction], bits=_VECTOR_BITS)
-    if v.error_bound:
-        return {}  # the words did not fit the grid: the span measured would not be the span bounded
-    p = matmul(A_hp, v)
+    :func:`~precise_kpca.certify.eigen_enclosure.ritz_subspace_sin_theta`): exact products of the basis and of
+    A_hp times it (m×m, each group's g×g blocks read from them), so the Newton step's gain counts for groups of
+    close eigenvalues as for single ones."""
+    if top.basis is None:
+        return {}
+    v, p = top.basis, top.product
+    G, H, Q = (fmpq_matrix(matmul(a.T, b)) for a, b in ((v, v), (v, p), (p, p)))
     out = {}
     for s, t in groups:
-        cols = np.arange(s, t)
-        vs, ps = v.take_columns(cols), p.take_columns(cols)
-        G, H, Q = (fmpq_matrix(matmul(a.T, b)) for a, b in ((vs, vs), (vs, ps), (ps, ps)))
-        bound = ritz_subspace_sin_theta(G, H, Q, delta, lower, upper, s, t)
+        bound = ritz_subspace_sin_theta(*(_block(M, s, t) for M in (G, H, Q)), delta, lower, upper, s, t)
         out[(s, t)] = None if bound is None else float(bound) * (1 + 2.0**-50)
     return out
+
+
+def _block(M, s: int, t: int):
+    """The diagonal block [s, t) × [s, t) of an fmpq matrix."""
+    return flint.fmpq_mat(t - s, t - s, [M[i, j] for i in range(s, t) for j in range(s, t)])
 
 
 def _to_s_units(X: np.ndarray) -> Fraction:
@@ -198,10 +254,14 @@ def _mu(enc: SpectrumEnclosure, i: int, scale: Fraction) -> tuple[Fraction, Frac
 
 
 def eigenvalue_interval(enc: SpectrumEnclosure, X: np.ndarray) -> tuple[Fraction, Fraction]:
-    """Interval of ‖σ_X² λ_G − λ_L‖_∞ / ‖λ_L‖_∞ (Eq. 18) from the eigenvalue enclosures of both sides."""
+    """Interval of ‖σ_X² λ_G − λ_L‖_∞ / ‖λ_L‖_∞ (Eq. 18) from the eigenvalue enclosures of both sides.
+
+    Only indices 0..r (r = rank L) are read: beyond r, λ_L,i = 0 and 0 ≤ μ_i ≤ μ_r (A is positive semi-definite,
+    its eigenvalues descending), so |μ_i − λ_L,i| ≤ μ_r, the term of index r.
+    """
     lin, scale = linear_for(X), _to_s_units(X)
     worst_lo = worst_hi = Fraction(0)
-    for i in range(len(enc.lower)):
+    for i in range(min(len(enc.lower), lin.rank + 1)):
         m_lo, m_hi = _mu(enc, i, scale)
         l_lo, l_hi = lin.lower(i), lin.upper(i)
         worst_lo = max(worst_lo, m_lo - l_hi, l_lo - m_hi)

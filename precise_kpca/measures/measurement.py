@@ -19,7 +19,6 @@ from fractions import Fraction
 import mpmath
 
 GUARANTEES = ("rigorous", "heuristic", "none")
-_EXACT_PREC = 20000  # bits of the private context that compares interval ends: exact for any float or mpf below
 
 
 @dataclass(frozen=True)
@@ -134,21 +133,48 @@ def interval_digits(lower, upper) -> int:
 
     ``floor(−log10(w))`` with the relative width w = (upper − lower) / min(|lower|, |upper|): the midpoint is then
     within w/2 < 10^(−digits)/2 of every point, relatively. 0 for an interval that contains 0, is unbounded or NaN;
-    a point interval (lower == upper ≠ 0) is exact and gets :data:`EXACT_DIGITS`.
+    a point interval (lower == upper ≠ 0) is exact and gets :data:`EXACT_DIGITS`. Decided in exact rational
+    arithmetic (the ends are dyadic), so a width of exactly 10^(−d) gives d.
     """
-    if lower is None or upper is None or _is_nan(lower) or _is_nan(upper):
-        return 0
-    ctx = mpmath.MPContext()
-    ctx.prec = _EXACT_PREC
-    lo, hi = ctx.mpf(_exact(lower)), ctx.mpf(_exact(upper))
-    if not (ctx.isfinite(lo) and ctx.isfinite(hi)) or hi < lo:
-        return 0
-    if lo <= 0 <= hi:
+    lo, hi = _finite_fraction(lower), _finite_fraction(upper)
+    if lo is None or hi is None or hi < lo or lo <= 0 <= hi:
         return 0
     if lo == hi:
         return EXACT_DIGITS
-    width = (hi - lo) / min(abs(lo), abs(hi))
-    return max(0, min(EXACT_DIGITS, int(ctx.floor(-ctx.log10(width)))))
+    return _decimal_digits(hi - lo, min(abs(lo), abs(hi)))
+
+
+def _decimal_digits(num: Fraction, den: Fraction) -> int:
+    """floor(−log10(num/den)) for rationals num, den > 0, at least 0 and at most :data:`EXACT_DIGITS`: the
+    largest d with num·10^d ≤ den, from a float estimate (math.log10 takes integers of any size) corrected by
+    exact comparisons."""
+    ratio = den / num
+    estimate = math.floor(math.log10(ratio.numerator) - math.log10(ratio.denominator))
+    if estimate > EXACT_DIGITS + 1:
+        return EXACT_DIGITS
+    d = min(max(0, estimate), EXACT_DIGITS)
+    while d > 0 and num * 10**d > den:
+        d -= 1
+    while d < EXACT_DIGITS and num * 10 ** (d + 1) <= den:
+        d += 1
+    return d
+
+
+def _finite_fraction(x) -> Fraction | None:
+    """The exact rational value of a float, int, Fraction or mpf (any context); None for None, NaN or ±inf."""
+    if x is None:
+        return None
+    mpf_tuple = getattr(x, "_mpf_", None)
+    if mpf_tuple is not None:
+        sign, man, exp, _ = mpf_tuple
+        if not man:
+            return Fraction(0) if mpf_tuple == mpmath.libmp.fzero else None  # 0, or NaN / ±inf
+        value = Fraction(int(man) << exp) if exp >= 0 else Fraction(int(man), 1 << -exp)
+        return -value if sign else value
+    if isinstance(x, (int, Fraction)):
+        return Fraction(x)
+    x = float(x)
+    return Fraction(x) if math.isfinite(x) else None
 
 
 EXACT_DIGITS = 10**6
@@ -158,18 +184,16 @@ EXACT_DIGITS = 10**6
 def agreeing_digits(a, b) -> int:
     """Significant decimal digits on which two evaluations agree: floor(−log10 |a − b| / |b|), ≥ 0.
 
-    Both are read exactly (floats and mpf are dyadic); the difference is taken in a private context wide
-    enough to be exact for any float or mpf up to 10⁴ bits.
+    Both are read exactly (floats and mpf are dyadic) and compared in exact rational arithmetic.
     """
-    ctx = mpmath.MPContext()
-    ctx.prec = _EXACT_PREC
-    a, b = ctx.mpf(_exact(a)), ctx.mpf(_exact(b))
+    a, b = _finite_fraction(a), _finite_fraction(b)
+    if a is None or b is None:
+        return 0
     if a == b:
         return EXACT_DIGITS  # identical: limited only by the evaluations' own precision
     if b == 0:
         return 0
-    gap = abs(a - b) / abs(b)
-    return max(0, int(ctx.floor(-ctx.log10(gap))))
+    return _decimal_digits(abs(a - b), abs(b))
 
 
 def exact_mpf(x):

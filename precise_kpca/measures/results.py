@@ -85,15 +85,9 @@ def undetermined(name, sigma, k, *, reason: str, start, digits, route: Route | N
 
 # -- helpers ------------------------------------------------------------------------------------------------
 def exact_midpoint(lo, hi):
-    """(lo + hi)/2 exactly, for dyadic mpf ends."""
+    """(lo + hi)/2 exactly, for dyadic mpf ends (libmp's exact addition: prec 0; no context to build)."""
     lo, hi = exact_mpf(lo), exact_mpf(hi)
-    if not lo:
-        return exact_mpf(hi) / 2 if not hi else mpmath.mp.make_mpf(mpmath.libmp.mpf_shift(hi._mpf_, -1))
-    if not hi:
-        return mpmath.mp.make_mpf(mpmath.libmp.mpf_shift(lo._mpf_, -1))
-    ctx = mpmath.MPContext()
-    ctx.prec = max(_bits(lo), _bits(hi)) + abs(_exponent(lo) - _exponent(hi)) + 2
-    return mpmath.mp.make_mpf(((ctx.mpf(lo) + ctx.mpf(hi)) / 2)._mpf_)
+    return mpmath.mp.make_mpf(mpmath.libmp.mpf_shift(mpmath.libmp.mpf_add(lo._mpf_, hi._mpf_, 0), -1))
 
 
 def _bits(x) -> int:
@@ -113,16 +107,23 @@ def public_value(value, certified: int):
 
 
 def normalized_point(value, f0_lo, f0_hi):
-    """log2 value − log2 f(0) (Eq. 16) as a float, f(0) the midpoint of its interval; NaN without f(0)."""
+    """log2 value − log2 f(0) (Eq. 16) as a float, f(0) the midpoint of its interval; NaN without f(0).
+
+    Evaluated with libmp at 113 bits (the value may lie outside the float range; the float rounding comes last).
+    """
     if f0_lo is None:
         return math.nan
-    ctx = mpmath.MPContext()
-    ctx.prec = _NORMALIZED_PREC
-    v = ctx.mpf(exact_mpf(value))
-    if not v > 0:
-        return -math.inf if v == 0 else math.nan
-    f0 = (ctx.mpf(exact_mpf(f0_lo)) + ctx.mpf(exact_mpf(f0_hi))) / 2
-    return float(ctx.log(v, 2) - ctx.log(f0, 2))
+    lib, prec = mpmath.libmp, _NORMALIZED_PREC
+    v = exact_mpf(value)._mpf_
+    if v == lib.fzero:
+        return -math.inf
+    if v[0] or v in (lib.fnan, lib.finf, lib.fninf):
+        return math.nan
+    f0 = exact_midpoint(f0_lo, f0_hi)._mpf_
+    if f0 == lib.fzero:
+        return math.inf
+    ratio = lib.mpf_div(v, f0, prec, lib.round_nearest)
+    return lib.to_float(lib.mpf_div(lib.mpf_log(ratio, prec), lib.mpf_ln2(prec), prec, lib.round_nearest))
 
 
 def log2_ratio_interval(lo, hi, f0_lo, f0_hi):

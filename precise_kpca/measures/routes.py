@@ -10,8 +10,6 @@ engine                    measures                                   guarantee  
 ``structured-enclosure``  eigenvalue, eigenprojection, pc            rigorous    a linear top block clear of ‖E‖
 ``binary128-enclosure``   eigenvalue, eigenprojection, pc            rigorous    every σ the binary128 Gram holds;
                                                                                  digits ≈ 26 − log10(‖L‖/‖E‖)
-``float64-enclosure``     eigenvalue, eigenprojection, pc            rigorous    the same Gram; ~16 − 1.5 log10 N −
-                                                                                 log10(‖L‖/‖E‖) digits, O(N³) float64
 ``refined-enclosure``     eigenvalue, eigenprojection, pc            rigorous    N ≤ REFINED_MAX_N; near-ties and
                                                                                  digits beyond binary128's
 ``frobenius-enclosure``   cka                                        rigorous    every σ the binary128 E holds
@@ -19,8 +17,12 @@ engine                    measures                                   guarantee  
 ========================  =========================================  ==========  ===================================
 
 Order: the structured route first where it applies (no N³ eigensolver; ≥ 25 digits on eigenvalues), the binary128
-enclosure first where the structured expansion does not apply or its top block does not hold the k vectors asked
-for, each the other's fallback; the refined enclosure last (an N³ refinement at up to REFINED_MAX_DPS digits,
+enclosure first where the structured expansion does not apply, its top block does not hold the k vectors asked
+for, or its bound on the eigenvalues past the block is predicted not to decide Eq. 18 (then every eigen measure of
+that σ takes the binary128 enclosure, which they share), each the other's fallback. The binary128 enclosure
+certifies every eigenvalue by a-priori float64 bounds and sharpens the top rank(L) + 1 by exact products first
+(O(N³) float64 and O(N²·rank) exact work); only when that is short does it certify every eigenvalue by exact
+N×N×N products (kc1, N = 2109: 219 s of 437 s on a loaded machine); the refined enclosure last (an N³ refinement at up to REFINED_MAX_DPS digits,
 :mod:`.refined_enclosed`). A route that certifies fewer digits than requested hands over to the next; the best
 rigorous result is kept. A value that depends on an arbitrary basis (:class:`~precise_kpca.errors.Undetermined`)
 stops the plan: no route can give it.
@@ -32,10 +34,6 @@ Thresholds (the only ones; each with where it was measured):
   bounds' own growth).
 * :data:`STRUCTURED_DIGITS` = 25 — the structured enclosure's ceiling: E in binary128 carries ~30 digits relative to
   ‖E‖ (its rigorous bound, ``quad_gram``), a few of which the Kato–Temple and Davis–Kahan constants use.
-* :data:`FLOAT64_MIN_N` = 600, :data:`FLOAT64_DIGITS` = 16 and :data:`FLOAT64_DIGITS_PER_DECADE` = 1.5 — the
-  ``float64-enclosure`` (a-priori GEMM bounds, widths ~γ_N ‖A‖_F) is tried first from 600 rows, where the exact
-  products of the ``binary128-enclosure`` cost minutes (kc1, N = 2109: 219 s of 437 s on a loaded machine), when its
-  predicted digits 16 − 1.5·log10 N − loss reach the request (random N = 300: widths 2e-13 ‖A‖).
 * :data:`VECTOR_DIGITS` = 12 — digits of eigenvector angles from the structured route's float64 expansion (wine,
   σ = 2²⁰ and 2⁴⁰: 12–13 digits on eigenprojection and pc, 27 on eigenvalue); beyond it the route is tried but
   expected short.
@@ -61,9 +59,6 @@ from . import results
 from .measurement import Measurement, Route
 
 ENCLOSURE_DIGITS = 26
-FLOAT64_MIN_N = 600
-FLOAT64_DIGITS = 16.0
-FLOAT64_DIGITS_PER_DECADE = 1.5
 STRUCTURED_DIGITS = 25
 VECTOR_DIGITS = 12
 REFINED_MAX_N = 1000
@@ -76,11 +71,8 @@ _ROUTES = {
     "structured-enclosure": Route("structured-enclosure",
                                   "Weyl, Kato-Temple, Li-Li, Davis-Kahan in L's exact frame; exact products"),
     "binary128-enclosure": Route("binary128-enclosure",
-                                 "Weyl, Kato-Temple, Li-Li, Davis-Kahan on exact residual products of the float64 "
-                                 "eigensystem of the binary128 Gram"),
-    "float64-enclosure": Route("float64-enclosure",
-                               "Kahan's cluster theorem, counting and Davis-Kahan on a-priori bounded float64 residuals "
-                               "of the float64 eigensystem of the binary128 Gram; exact Newton-corrected top groups"),
+                                 "Weyl or Kahan's cluster theorem and counting, Kato-Temple, Li-Li, Davis-Kahan on "
+                                 "exact residual products of the float64 eigensystem of the binary128 Gram"),
     "refined-enclosure": Route("refined-enclosure",
                                "refinement bounds (Weyl, Li-Li) and Rayleigh-Ritz with Davis-Kahan on exact products "
                                "of the arb-enclosed Gram"),
@@ -161,8 +153,9 @@ def plan(X: np.ndarray, name: str, sigma: Fraction, *, k: int = 1, digits: int =
     elif name == "cka":
         steps = [Step("frobenius-enclosure", "1 − CKA from exact Frobenius sums of L and the binary128 E")]
     else:
-        loss, top = _probe(X, sigma, median)
-        probe = {"loss_digits": loss, "top_block": top}
+        probe_ = _probe(X, sigma, median)
+        loss, top = probe_.loss_digits, probe_.top_block
+        probe = {"loss_digits": loss, "top_block": top, "structured_decides_eigenvalue": probe_.decides_eigenvalue}
         needed = k if name in ("eigenprojection", "pc") else 1
         enclosure = ENCLOSURE_DIGITS - loss
         probe["enclosure_digits"] = enclosure
@@ -171,16 +164,16 @@ def plan(X: np.ndarray, name: str, sigma: Fraction, *, k: int = 1, digits: int =
         enclosure_why = f"predicted {enclosure:.0f} digits (26 less the cancellation loss {loss:.1f})"
         structured, binary = Step("structured-enclosure", structured_why), Step("binary128-enclosure", enclosure_why)
         vector_limited = name != "eigenvalue" and digits > VECTOR_DIGITS
-        if top >= needed and not (vector_limited and enclosure >= digits):
+        # where the structured bound on the eigenvalues past the top block cannot decide Eq. 18, the eigenvalue
+        # measure needs the enclosure of the whole spectrum; the vectors' measures then share it (one per σ)
+        shared = not probe_.decides_eigenvalue and enclosure >= digits
+        if name == "eigenvalue" and not probe_.decides_eigenvalue:
+            structured = Step("structured-enclosure", structured_why + "; its bound on the eigenvalues past the "
+                                                                      "block is predicted not to decide Eq. 18")
+        if top >= needed and not (vector_limited and enclosure >= digits) and not shared:
             steps = [structured, binary]
         else:
             steps = [binary, structured]
-        n = X.shape[0]
-        cheap = FLOAT64_DIGITS - FLOAT64_DIGITS_PER_DECADE * math.log10(n) - loss
-        probe["float64_digits"] = cheap
-        if n >= FLOAT64_MIN_N and steps[0] is binary and cheap >= digits:
-            steps.insert(0, Step("float64-enclosure", f"N = {n}: a-priori float64 bounds predicted to give {cheap:.0f} "
-                                                      "digits at three GEMMs instead of tens of exact products"))
         if X.shape[0] <= REFINED_MAX_N:
             steps.append(Step("refined-enclosure", f"N = {X.shape[0]} ≤ {REFINED_MAX_N}: what the others leave short, "
                                                    f"refined at up to {REFINED_MAX_DPS} digits"))
@@ -190,31 +183,74 @@ def plan(X: np.ndarray, name: str, sigma: Fraction, *, k: int = 1, digits: int =
                 probe=probe)
 
 
-def _probe(X: np.ndarray, sigma: Fraction, median: str) -> tuple[float, int]:
+@dataclass(frozen=True)
+class _Probe:
+    """float64 predictions behind a plan (never trusted: a wrong one costs time, not a bound).
+
+    Attributes
+    ----------
+    loss_digits : float
+        log10(λ_1/‖E‖_F) + 1: the digits the binary128 enclosure loses to cancellation.
+    top_block : int
+        Linear eigenvalues clear of ‖E‖ (the structured route's top block).
+    decides_eigenvalue : bool
+        Whether the structured route's bound on the eigenvalues beyond its top block (the trace, and ‖P₀EP₀‖_F
+        when the block is all of L's rank) is predicted below the top block's largest |μ_i − λ_i| (first order,
+        w_iᵀEw_i), so that it certifies Eq. 18.
+    """
+
+    loss_digits: float
+    top_block: int
+    decides_eigenvalue: bool
+
+
+def _probe(X: np.ndarray, sigma: Fraction, median: str) -> _Probe:
     X = np.ascontiguousarray(X, dtype=np.float64)
     return _probe_cached(X.tobytes(), X.shape, sigma, median)
 
 
 @lru_cache(maxsize=64)
-def _probe_cached(data, shape, sigma, median) -> tuple[float, int]:
-    """(predicted loss digits log10(λ_1/‖E‖_F) + 1, float64 estimate of the structured top block size)."""
+def _probe_cached(data, shape, sigma, median) -> _Probe:
     from ..backends import Float64Backend
     from ..numerics import double_center, gaussian_residual
     from ..numerics.perturbed_spectrum import top_block_size
 
     X = np.frombuffer(data, dtype=np.float64).reshape(shape)
-    centered = X - X.mean(axis=0)
-    spectrum = np.linalg.eigvalsh(centered.T @ centered if shape[1] <= shape[0] else centered @ centered.T)[::-1]
-    top = float(spectrum[0])
-    positive = [float(v) for v in spectrum if v > shape[0] * 2.0**-52 * top]
+    values, W = _linear_basis(X)
+    top = float(values[0])
     try:
         E = double_center(gaussian_residual(X, sigma, backend=Float64Backend(), median=median)).deviation
-        e_norm = float(np.linalg.norm(E))
     except ValueError:  # σ beyond the float64 range: E is far below eps·‖L‖; bound it by σ
         log2_sigma = math.log2(sigma.numerator) - math.log2(sigma.denominator)
-        return 2 * log2_sigma * math.log10(2) + 10, len(positive)
+        return _Probe(2 * log2_sigma * math.log10(2) + 10, len(values), True)
+    e_norm = float(np.linalg.norm(E))
     loss = max(0.0, math.log10(top / max(e_norm, 1e-300))) + 1
-    return loss, top_block_size(positive, e_norm)
+    t = top_block_size([float(v) for v in values], e_norm)
+    return _Probe(loss, t, t > 0 and _decides_eigenvalue(values, W, E, t, e_norm, shape[1] <= shape[0]))
+
+
+def _linear_basis(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """float64 nonzero eigenvalues of L = X_c X_cᵀ (descending) and orthonormal eigenvectors, shape (N, r)."""
+    centered = X - X.mean(axis=0)
+    tall = X.shape[1] <= X.shape[0]
+    values, vectors = np.linalg.eigh(centered.T @ centered if tall else centered @ centered.T)
+    values, vectors = values[::-1], vectors[:, ::-1]
+    keep = values > X.shape[0] * 2.0**-52 * values[0]
+    values, vectors = values[keep], vectors[:, keep]
+    return values, (centered @ vectors / np.sqrt(values) if tall else vectors)
+
+
+def _decides_eigenvalue(values, W, E, t: int, e_norm: float, tall: bool) -> bool:
+    """float64 prediction of :func:`~precise_kpca.certify.perturbed_enclosure.eigenvalue_gap_interval`'s
+    ``decided`` (see :class:`_Probe`)."""
+    EW = E @ W
+    shifts = np.einsum("ij,ij->j", W[:, :t], EW[:, :t])
+    below = float(values[t]) if t < len(values) else 0.0
+    rest = min(below + e_norm, float(values[t:].sum() + np.trace(E) - shifts.sum()))
+    if t == len(values) and tall:
+        null2 = e_norm**2 - 2 * float(np.sum(EW * EW)) + float(np.sum((W.T @ EW) ** 2))
+        rest = min(rest, math.sqrt(max(null2, 0.0)))
+    return max(rest, below) <= float(np.max(np.abs(shifts)))
 
 
 def run(X: np.ndarray, the_plan: Plan, *, tau: float = 1e-6, aggregate: str = "mean", median: str = "full",

@@ -30,6 +30,9 @@ Computation (u = 2⁻¹¹³ is the binary128 unit roundoff, γ_k = ku/(1 − ku)
   :func:`_residual_coefficients`; D is taken as fl64(D̂), whose relative error r_D + 2⁻⁵³ is covered there).
 * Ĝ is held between the two passes as float64 words G̃ = hi + lo (|G̃ − Ĝ| ≤ 2⁻¹⁰⁶|Ĝ|); its exact row means
   are m_i, computed as m̂_i with |m̂_i − m_i| ≤ γ_N a_i, a_i = Σ_j |G̃_ij| / N (any summation order).
+* Every entry of Ĝ depends on D̂_ij alone and every entry of Â on (i, j) symmetrically, so both passes evaluate
+  the entries on and above the diagonal only and mirror them (half the binary128 work); the bound counts each
+  mirrored entry's term twice.
 * Â_ij = ((L̂_ij + G̃_ij) − (m̂_i + m̂_j)) + ĝ (ĝ the computed grand mean): both the row and the column mean
   enter through one symmetric sum, so Â is exactly symmetric; centering arithmetic errs by γ_3 times the sum of
   the magnitudes.
@@ -50,7 +53,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import mpmath
 import numpy as np
@@ -77,6 +80,8 @@ _FLOAT_EXACT = 2**53  # integers up to this are exact in float64, and so are sum
 _READ_BITS = 26  # digit width of the canonical fixed point read by _read_digits (two digits fit a float64)
 _WINDOW = 8  # digits read per entry: two halves of four, each exact in binary128
 _WINDOWED_READ = math.nextafter(_U, math.inf)  # ≥ u + 2^-180, the error of _read_digits beyond the window
+_KEEP_BYTES = 2**29  # D̂, L̂ and their float64 roundings (σ-independent, 48 N² bytes) kept between σ up to N = 3344;
+# with one σ's first pass and words (kept_words: 32 N² bytes more) up to N = 2590
 
 
 @dataclass(frozen=True)
@@ -155,38 +160,100 @@ def scaled_gaussian_gram_words(X, sigma, *, median="full", standardized=True, bl
     return _build(X, sigma, median, standardized, block_rows, include_linear=True)
 
 
-def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) -> QuadGram:
+def kept_words(X, sigma, *, median="full", linear: bool) -> QuadGram:
+    """:func:`scaled_gaussian_gram_words` (``linear``) or :func:`centered_residual_words` of the default blocking,
+    the last bandwidth's kept: the eigen routes and 1 − CKA read the same E (or A and E, which share the first
+    pass: Ĝ, its row sums and its bound) at each σ. Up to N = 2590 (with the σ-independent reads, ≤ _KEEP_BYTES
+    per process); beyond, each call builds anew. The words are shared: callers must not write to them."""
     X = check_data(X)
     exact_sigma = parse_sigma(sigma)
+    median = check_median(median)
+    if 80 * X.shape[0] ** 2 > _KEEP_BYTES:
+        return _build(X, exact_sigma, median, True, None, include_linear=linear)
+    return _kept(X.tobytes(), X.shape, exact_sigma, median, linear)
+
+
+@lru_cache(maxsize=2)  # A and E of one σ
+def _kept(data: bytes, shape: tuple, sigma: Fraction, median: str, linear: bool) -> QuadGram:
+    first = _kept_first(data, shape, sigma, median)
+    return _second_pass(first.copy(), _data_side(data, shape, median, True)[2], include_linear=linear)
+
+
+@lru_cache(maxsize=1)
+def _kept_first(data: bytes, shape: tuple, sigma: Fraction, median: str) -> "_FirstPass":
+    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+    return _first_pass(X, sigma, median, True, None)
+
+
+def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) -> QuadGram:
+    X = check_data(X)
+    first = _first_pass(X, parse_sigma(sigma), check_median(median), standardized, block_rows)
+    squares = _data_side(X.tobytes(), X.shape, first.median, standardized)[2]
+    return _second_pass(first, squares, include_linear=include_linear)
+
+
+@dataclass
+class _FirstPass:
+    """Ĝ as float64 words (on and above the diagonal, mirrored), its exact row sums in binary128, and what the
+    second pass and the bound need from it."""
+
+    hi: np.ndarray
+    lo: np.ndarray
+    sums: np.ndarray
+    abs_means: np.ndarray
+    norm_g: "_SquaredNorm"
+    blocks: list
+    scales: "_Scales"
+    sigma: Fraction
+    median: str
+    standardized: bool
+
+    def copy(self) -> "_FirstPass":
+        """A copy whose words the second pass may overwrite (the kept first pass serves A and E)."""
+        return _FirstPass(self.hi.copy(), self.lo.copy(), self.sums, self.abs_means, self.norm_g, self.blocks,
+                          self.scales, self.sigma, self.median, self.standardized)
+
+
+def _first_pass(X, exact_sigma, median, standardized, block_rows) -> _FirstPass:
     n = X.shape[0]
-    exact = ExactData.from_float64(X)
-    median_sq = ExactEccentricity(X, check_median(median)).median_sq if standardized else None
+    exact, median_sq, squares = _data_side(X.tobytes(), X.shape, median, standardized)
     scales = _bandwidth(exact_sigma, median_sq, X, exact.exp2)
     rows_per_block = _block_rows(block_rows, n)
     blocks = [slice(i, min(i + rows_per_block, n)) for i in range(0, n, rows_per_block)]
-    squares = _ExactSquares(exact)
     coef_g, coef_d = _residual_coefficients(squares.distance_error)
 
-    # Pass 1: Ĝ row block by row block, held in the output words; its row sums and the G part of the bound.
+    # Ĝ on and above the diagonal, row block by row block, held in the output words and mirrored (every entry of
+    # Ĝ depends on D̂_ij alone, and D̂ is exactly symmetric: the mirror is the entry); the G part of the bound,
+    # each entry past the block's diagonal square counted for its mirror too.
     hi = np.empty((n, n))
     lo = np.empty((n, n))
-    sums = np.empty(n, dtype=_Q)
-    abs_means = np.empty(n)
     norm_g = _SquaredNorm()
     for rows in blocks:
-        dist = squares.distances(rows)
-        dist_abs = dist.astype(np.float64)  # before _residual_block reuses dist's memory
+        upper = slice(rows.start, n)
+        dist = np.ascontiguousarray(squares.distances(rows)[:, upper])
         g, series = _residual_block(dist, scales.c, scales.s2)
-        held = _to_words(g, hi[rows], lo[rows], held=True)
-        sums[rows] = np.add.reduce(held, axis=1)
-        g_abs = np.abs(hi[rows])
-        abs_means[rows] = g_abs.sum(axis=1) / n
+        _to_words(g, hi[rows, upper], lo[rows, upper])
         # series entries: relative error only; expm1 entries: expm1's absolute error u·û survives the cancellation
         relative = coef_g + _WORDS + np.where(series, _SERIES_ERROR, 0.0)
-        absolute = np.where(series, 0.0, coef_d * dist_abs)
-        norm_g.add(relative * g_abs + absolute + _TINY)
+        absolute = 0.0 if series.all() else np.where(series, 0.0,
+                                                     coef_d * squares.distances_float64(rows)[:, upper])
+        _add_upper(norm_g, relative * np.abs(hi[rows, upper]) + absolute + _TINY, rows)
+        _mirror(hi, lo, rows)
 
-    # Pass 2: Â = L̂ + G̃ − m̂_i − m̂_j + ĝ, overwriting each block's words.
+    # The exact row sums of G̃ (whole rows, one reduction each: the same numbers whatever the blocking).
+    sums = np.empty(n, dtype=_Q)
+    abs_means = np.empty(n)
+    for rows in blocks:
+        sums[rows] = np.add.reduce(hi[rows].astype(_Q) + lo[rows].astype(_Q), axis=1)
+        abs_means[rows] = np.abs(hi[rows]).sum(axis=1) / n
+    return _FirstPass(hi, lo, sums, abs_means, norm_g, blocks, scales, exact_sigma, median, standardized)
+
+
+def _second_pass(first: _FirstPass, squares: "_ExactSquares", *, include_linear: bool) -> QuadGram:
+    """Â = L̂ + G̃ − m̂_i − m̂_j + ĝ (or E without L̂) on and above the diagonal (symmetric in i, j), overwriting
+    the first pass's words block by block, and mirrored; the bound of both passes."""
+    hi, lo, sums, abs_means = first.hi, first.lo, first.sums, first.abs_means
+    n = hi.shape[0]
     n_q = np.array([n], dtype=np.float64).astype(_Q)[0]
     means = sums / n_q
     grand = np.add.reduce(means) / n_q
@@ -195,33 +262,64 @@ def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) 
     grand_err = gn * (means_abs.mean() + abs_means.mean()) + g3 * abs(float(grand))
     coef_l = _linear_coefficient(squares.linear_error) if include_linear else 0.0
     norm_rest = _SquaredNorm()
-    for rows in blocks:
-        held = hi[rows].astype(_Q) + lo[rows].astype(_Q)  # G̃, exact
-        outer_means = means_abs[rows, None] + means_abs[None, :]
-        rest = g3 * (np.abs(hi[rows]) + outer_means) + grand_err
-        rest += gn * (abs_means[rows, None] + abs_means[None, :])
+    for rows in first.blocks:
+        upper = slice(rows.start, n)
+        held = hi[rows, upper].astype(_Q) + lo[rows, upper].astype(_Q)  # G̃, exact
+        outer_means = means_abs[rows, None] + means_abs[None, upper]
+        rest = g3 * (np.abs(hi[rows, upper]) + outer_means) + grand_err
+        rest += gn * (abs_means[rows, None] + abs_means[None, upper])
         if include_linear:
-            linear = squares.linear(rows)
-            rest += coef_l * np.abs(linear.astype(np.float64))
+            linear = squares.linear(rows)[:, upper]
+            rest += coef_l * np.abs(squares.linear_float64(rows)[:, upper])
             held = linear + held
-        a = held - (means[rows, None] + means[None, :])
-        _to_words(a + grand, hi[rows], lo[rows])
-        norm_rest.add(rest + _WORDS * np.abs(hi[rows]) + _TINY)
+        a = held - (means[rows, None] + means[None, upper])
+        _to_words(a + grand, hi[rows, upper], lo[rows, upper])
+        _add_upper(norm_rest, rest + _WORDS * np.abs(hi[rows, upper]) + _TINY, rows)
+        _mirror(hi, lo, rows)
     if not np.isfinite(hi).all():
         raise ValueError("entries of the scaled Gaussian Gram exceed the float64 range; rescale X")
 
     margin = 1 + (n * n + 128) * 2.0**-52  # float64 evaluation of the bound itself
-    bound = (norm_g.value() + norm_rest.value()) * margin
+    bound = (first.norm_g.value() + norm_rest.value()) * margin
+    scales = first.scales
     return QuadGram(
         hi=hi,
         lo=lo,
         error_bound=math.nextafter(bound, math.inf),
-        sigma=exact_sigma,
+        sigma=first.sigma,
         sigma_x=_round_mpf(scales.sigma_x),
         median_distance=None if scales.d_x is None else _round_mpf(scales.d_x),
-        median=median,
-        standardized=standardized,
+        median=first.median,
+        standardized=first.standardized,
     )
+
+
+def _mirror(hi: np.ndarray, lo: np.ndarray, rows: slice) -> None:
+    """Copy the words of rows × (columns past the block) to their transposed places below the block."""
+    past = slice(rows.stop, hi.shape[0])
+    hi[past, rows] = hi[rows, past].T
+    lo[past, rows] = lo[rows, past].T
+
+
+def _add_upper(norm: "_SquaredNorm", e: np.ndarray, rows: slice) -> None:
+    """Add the entrywise bounds ``e`` of rows × [rows.start, N) to a squared norm with each entry past the block's
+    diagonal square counted twice (once for its mirror: the bound of entry (j, i) equals that of (i, j))."""
+    width = rows.stop - rows.start
+    norm.add(e[:, :width])
+    if e.shape[1] > width:
+        past = e[:, width:]
+        norm.add(past)
+        norm.add(past)
+
+
+@lru_cache(maxsize=1)  # one data set's reads at a time: up to _KEEP_BYTES per process
+def _data_side(data: bytes, shape: tuple, median: str, standardized: bool):
+    """What every bandwidth of one data set shares: X = M·2^e, the exact median pair(s) (or None) and the exact
+    squares, whose binary128 blocks are kept (a sweep over σ reads them once)."""
+    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+    exact = ExactData.from_float64(X)
+    median_sq = ExactEccentricity(X, median).median_sq if standardized else None
+    return exact, median_sq, _ExactSquares(exact, keep=48 * shape[0] ** 2 <= _KEEP_BYTES)
 
 
 class _ExactSquares:
@@ -231,6 +329,8 @@ class _ExactSquares:
     ----------
     exact : ExactData
         X = M·2^e, shape (N, d).
+    keep : bool
+        Keep each block read (the same rows are asked for at every σ); callers get copies to overwrite.
 
     Attributes
     ----------
@@ -238,7 +338,9 @@ class _ExactSquares:
         Bounds on the entrywise relative errors of :meth:`distances` and :meth:`linear` (module docstring).
     """
 
-    def __init__(self, exact: ExactData):
+    def __init__(self, exact: ExactData, keep: bool = False):
+        self._keep = keep
+        self._kept: dict = {}
         m = exact.mantissas
         n = m.shape[0]
         # D and X_c are invariant under a shift of each column: subtracting the rounded column means keeps the
@@ -260,11 +362,27 @@ class _ExactSquares:
 
     def distances(self, rows: slice) -> np.ndarray:
         """D̂ for the rows ``rows``: shape (rows, N), binary128, |D̂ − D| ≤ ``distance_error``·D."""
-        return self._distances.block(rows, self._exp2)
+        return self._read("distances", rows, lambda: self._distances.block(rows, self._exp2))
 
     def linear(self, rows: slice) -> np.ndarray:
         """L̂ for the rows ``rows``: shape (rows, N), binary128, |L̂ − L| ≤ ``linear_error``·|L|."""
-        return self._linear.block(rows, self._exp2, self._n * self._n)
+        return self._read("linear", rows, lambda: self._linear.block(rows, self._exp2, self._n * self._n))
+
+    def distances_float64(self, rows: slice) -> np.ndarray:
+        """fl64(D̂) for the rows ``rows`` (for the bound's terms), shape (rows, N)."""
+        return self._read("distances64", rows, lambda: self.distances(rows).astype(np.float64))
+
+    def linear_float64(self, rows: slice) -> np.ndarray:
+        """fl64(L̂) for the rows ``rows`` (for the bound's terms), shape (rows, N)."""
+        return self._read("linear64", rows, lambda: self.linear(rows).astype(np.float64))
+
+    def _read(self, part: str, rows: slice, compute) -> np.ndarray:
+        if not self._keep:
+            return compute()
+        key = (part, rows.start, rows.stop)
+        if key not in self._kept:
+            self._kept[key] = compute()
+        return self._kept[key].copy()
 
 
 class _IntegerProducts:
@@ -503,15 +621,11 @@ def _series_terms(u_max: float) -> int:
     return _SERIES_TERMS
 
 
-def _to_words(a: np.ndarray, hi: np.ndarray, lo: np.ndarray, *, held: bool = False) -> np.ndarray | None:
-    """Write hi = fl64(a), lo = fl64(a − hi) into the given views; with ``held``, return hi + lo in binary128.
-
-    a − hi is exact in binary128 (a multiple of ulp(a) below ulp64(a)), and so is hi + lo (113 bits suffice).
-    """
+def _to_words(a: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> None:
+    """Write hi = fl64(a), lo = fl64(a − hi) into the given views (a − hi is exact in binary128: a multiple of
+    ulp(a) below ulp64(a))."""
     hi[...] = a.astype(np.float64)
-    hi_q = hi.astype(_Q)
-    lo[...] = (a - hi_q).astype(np.float64)
-    return hi_q + lo.astype(_Q) if held else None
+    lo[...] = (a - hi.astype(_Q)).astype(np.float64)
 
 
 def _quad_scalar(mpf_tuple):
