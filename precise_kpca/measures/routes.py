@@ -37,9 +37,10 @@ Thresholds (the only ones; each with where it was measured):
 * :data:`VECTOR_DIGITS` = 12 — digits of eigenvector angles from the structured route's float64 expansion (wine,
   σ = 2²⁰ and 2⁴⁰: 12–13 digits on eigenprojection and pc, 27 on eigenvalue); beyond it the route is tried but
   expected short.
-* :data:`REFINED_MAX_N` = 1000 — the refined route's rows: one σ costs 73–154 s of one core at N = 1000 and 50
-  digits (60–70 certified; Gram, tier-1 refinement and block shared by the measures), 7–11 s at N = 400
-  (``benchmarks/refined_bench.py``); it grows as N³.
+* :data:`REFINED_MAX_N` = 400 — the refined route's rows: one σ costs 7–11 s of one core at N = 400 and 50 digits
+  (``benchmarks/refined_bench.py``), 73–154 s at N = 1000, and it grows as N³ and with the escalated precision: on
+  tic-tac-toe (N = 958, σ = 2⁻⁴, the binary128 enclosure short) the escalation had not finished after 44 min on a
+  loaded machine. Past 400 rows a short point stays short (rigorous, with its warning) instead.
 * :data:`REFINED_MAX_DPS` = 200 — the refined route's highest precision: separates Gaussian eigenvalues down to
   ~1e-190 of λ_1 (3.6 s of one core at N = 100); the angles' ball arithmetic (``intervals.ANGLE_PREC``) carries
   ~94 digits, so past ~100 the escalation only separates.
@@ -61,7 +62,7 @@ from .measurement import Measurement, Route
 ENCLOSURE_DIGITS = 26
 STRUCTURED_DIGITS = 25
 VECTOR_DIGITS = 12
-REFINED_MAX_N = 1000
+REFINED_MAX_N = 400
 REFINED_MAX_DPS = 200
 EIGEN_MEASURES = ("eigenvalue", "eigenprojection", "pc")
 GUARANTEES_ASKED = ("rigorous", "heuristic")
