@@ -64,6 +64,9 @@ class SpectrumEnclosure:
         float64 vectors, and the bound on ‖sin Θ‖₂ between that basis's span and A's invariant subspace; None
         when the enclosures cannot separate the group.
     seconds : dict
+    exact_products : bool
+        True when every eigenvalue was certified from exact products, False for the a-priori bounds with the top
+        sharpened (see :func:`spectrum_enclosure`).
     """
 
     lower: np.ndarray
@@ -72,6 +75,7 @@ class SpectrumEnclosure:
     correction: np.ndarray
     sin_theta: dict
     seconds: dict
+    exact_products: bool = True
 
 
 LINEAR_BITS = 256  # the linear enclosure's grid: radius ~2**-256 ‖L‖, far below any enclosure width here
@@ -140,8 +144,11 @@ def _enclosure_cached(data: bytes, shape: tuple, sigma, median: str, k_max: int,
         top = _Top(A_hp, delta, w, V, m)
     else:
         # A_f = the high words; ‖A − A_f‖_F ≤ the builder's bound + ‖lo‖_F
-        f64 = enclose_float64(quad.hi, Fraction(quad.error_bound) + Fraction(_frobenius_up(quad.lo)), w, V,
-                              groups=groups)
+        try:
+            f64 = enclose_float64(quad.hi, Fraction(quad.error_bound) + Fraction(_frobenius_up(quad.lo)), w, V,
+                                  groups=groups)
+        except InsufficientPrecision:  # the a-priori runs merge without end (dense spectra): every eigenvalue exactly
+            return _enclosure_cached(data, shape, sigma, median, k_max, tau, True)
         # Eq. 18 reads the eigenvalues 0..rank(L): their vectors are corrected and multiplied exactly too
         top = _Top(A_hp, delta, w, V, _sharpened_count(f64.runs, max(m, linear_for(X).rank + 1)))
         exact = top.exact
@@ -161,7 +168,7 @@ def _enclosure_cached(data: bytes, shape: tuple, sigma, median: str, k_max: int,
                "refinement": time.perf_counter() - enclosed}
     return SpectrumEnclosure(lower=np.array(lower, dtype=object), upper=np.array(upper, dtype=object),
                              vectors=V[:, :m].copy(), correction=top.correction[:, :m].copy(), sin_theta=sin_theta,
-                             seconds=seconds)
+                             seconds=seconds, exact_products=exact_products)
 
 
 _MAX_SHARPENED_RUN = 64  # a cluster of the a-priori enclosures at the edge of the top this long is left a-priori

@@ -59,12 +59,15 @@ def _structured(X, name, sigma, k, digits, tau, aggregate, median, start, route,
 def binary128_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, start, route: Route):
     # a-priori float64 bounds with the top sharpened by exact products first (O(N³) float64, O(N²m) exact); every
     # eigenvalue from exact N×N×N products (widths ~ε²/gap everywhere) only where that falls short
-    best = None
+    best, tried = None, None
     for exact_products in (False, True):
         enc = enclosed.spectrum_enclosure(X, sigma, median=median, k_max=max(k, enclosed.SHARED_GROUPS), tau=tau,
                                           exact_products=exact_products)
+        if enc is tried:  # the a-priori bounds did not separate: the first attempt was the exact enclosure already
+            break
+        tried = enc
         try:
-            m = _binary128_result(X, name, sigma, k, tau, aggregate, start, digits, route, enc, exact_products)
+            m = _binary128_result(X, name, sigma, k, tau, aggregate, start, digits, route, enc)
         except InsufficientPrecision:
             if exact_products:
                 raise
@@ -73,17 +76,19 @@ def binary128_enclosure(X, name, sigma, *, k, digits, tau, aggregate, median, st
             best = m
         if not best.short:
             break
+    if best is None:
+        raise InsufficientPrecision(f"{name}: the binary128 enclosures do not separate the groups it needs")
     return best
 
 
-def _binary128_result(X, name, sigma, k, tau, aggregate, start, digits, route, enc, exact_products):
+def _binary128_result(X, name, sigma, k, tau, aggregate, start, digits, route, enc):
     if name == "eigenvalue":
         lo, hi = results.fraction_ends(*enclosed.eigenvalue_interval(enc, X))
     elif name == "eigenprojection":
         lo, hi = enclosed.eigen_distance_interval(enc, X, k, tau, aggregate)
     else:
         lo, hi = enclosed.pc_interval(enc, X, k)
-    detail = "every eigenvalue from exact products" if exact_products else \
+    detail = "every eigenvalue from exact products" if enc.exact_products else \
         "a-priori float64 bounds, the top sharpened by exact products"
     return _eigen_result(X, name, sigma, k, lo, hi, tau, aggregate, start, digits, _detailed(route, detail),
                          "rigorous enclosure of the float64 eigensystem of the binary128 Gram")
