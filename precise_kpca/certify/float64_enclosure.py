@@ -33,11 +33,24 @@ any float64 approximation of ``A_f``'s eigensystem (eigenvalues descending). u =
    :mod:`.perturbed_enclosure` enclose them to ~ε²/gap, isolated by the a-priori enclosures of the runs around
    them (3.: each run holds exactly its own eigenvalues). O(N²m) exact work instead of O(N³).
 
+6. *The tail below a threshold, without the tail's eigenpairs* (:func:`certify_tail`, a certified inertia count):
+   for a float64 basis Q (N×m) of approximate top eigenvectors, τ ≥ 0 and α > 0, if M = αI − A + τQQᵀ is
+   positive definite then λ_m(A) < α (0-based: every eigenvalue but the top m), by Courant–Fischer on
+   {x : Qᵀx = 0}, of dimension ≥ N − m, where xᵀMx = α‖x‖² − xᵀAx. M is formed in float64 as M̃ with
+   ‖M − M̃‖_F ≤ ε = delta + τγ_m‖Q‖_F² + γ_3‖τ|fl(QQᵀ)| + |A_f| + αI‖_F (|fl(QQᵀ) − QQᵀ| ≤ γ_m|Q||Q|ᵀ,
+   ‖|Q||Q|ᵀ‖_F ≤ ‖Q‖_F², at most three roundings per entry), and the floating-point Cholesky factorization of
+   B̃ = fl(M̃ − sI) is run: if it completes, R̂ᵀR̂ = B̃ + ΔB with |ΔB| ≤ γ_{N+1}|R̂|ᵀ|R̂| (Higham, Accuracy and
+   Stability, Thm 10.3: any ordering of the inner products, blocked or not, without fast matrix multiplication),
+   so B̃ ⪰ −γ_{N+1}‖R̂‖_F² I and M ⪰ (s − ε − u·max|B̃_ii| − γ_{N+1}‖R̂‖_F²) I, positive when s exceeds the three
+   (Rump's shifted-Cholesky test, BIT 46 (2006) 433–452). One Cholesky (N³/3 flops) and one N×N×m GEMM replace
+   the full eigensystem and its three GEMMs.
+
 ω of a block comes from fl(V_JᵀV_J) − I with the a-priori bound γ_N(|V_J|ᵀ|V_J|); spectral norms through
 :func:`.eigen_enclosure._spectral_up` (Schatten norms from float64 GEMMs with their bounds).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -290,4 +303,67 @@ def sharpen_top(enc: Float64Enclosure, v: Dyadic, k: Dyadic, unknown) -> Float64
     return Float64Enclosure(lower=lower, upper=upper, runs=enc.runs, group_sin=enc.group_sin)
 
 
-__all__ = ["Float64Enclosure", "enclose_float64", "sharpen_top"]
+def certify_tail(A_f: np.ndarray, delta, Q: np.ndarray, alpha: float, tau: float) -> None:
+    """Prove λ_m(A) < α (every eigenvalue of A but the top m = Q.shape[1]) for every symmetric A with
+    ‖A − A_f‖_F ≤ delta (module docstring, 6.).
+
+    Parameters
+    ----------
+    A_f : ndarray of float64, shape (N, N)
+        Exactly symmetric.
+    delta : float or Fraction
+    Q : ndarray of float64, shape (N, m)
+        Any basis (approximate top eigenvectors make M well conditioned: its eigenvalues ≈ α − λ_j beyond the top
+        and ≈ τ + α − λ_j on span Q).
+    alpha, tau : float
+        α > 0, τ ≥ 0.
+
+    Raises
+    ------
+    InsufficientPrecision
+        The Cholesky factorization of the shifted M̃ breaks down, or its shift does not cover the errors (α is
+        within the rounding level of an eigenvalue beyond the top m).
+    """
+    import scipy.linalg
+
+    n, m = Q.shape
+    if not (alpha > 0 and tau >= 0):
+        raise ValueError(f"alpha must be positive and tau non-negative, got {alpha!r}, {tau!r}")
+    M = Q @ Q.T
+    M *= tau
+    size = _frobenius_up(np.abs(M) + np.abs(A_f))
+    M -= A_f
+    M[np.diag_indices(n)] += alpha
+    q2 = float(np.sum(_column_frobenius_up(Q) ** 2)) * _INFLATE
+    eps = (_float_up(Fraction(delta)) + tau * float(_gamma(m)) * q2 * _INFLATE
+           + float(_gamma(3)) * (size + alpha * math.sqrt(n)) * _INFLATE) * _INFLATE
+    g = float(_gamma(n + 1))
+    trace = float(np.sum(np.abs(np.diag(M)))) * _INFLATE
+    shift = 2 * (eps + g * trace * _INFLATE + 2.0**-52 * float(np.max(np.abs(np.diag(M)))))
+    M[np.diag_indices(n)] -= shift
+    diagonal = float(np.max(np.abs(np.diag(M))))
+    try:
+        R = scipy.linalg.cholesky(M, lower=False, overwrite_a=True, check_finite=False)
+    except np.linalg.LinAlgError as exc:
+        raise InsufficientPrecision(f"αI − A + τQQᵀ is not certified positive definite (α = {alpha:.6g}): the "
+                                    "threshold is within rounding of an eigenvalue beyond the top block") from exc
+    # + 2⁻¹⁰⁰⁰ per entry: underflow in the factorization, which Higham's bound leaves out
+    needed = (eps + 2.0**-52 * diagonal + g * _frobenius_up(R) ** 2 * _INFLATE + n * n * 2.0**-1000) * _INFLATE
+    if not shift > needed:
+        raise InsufficientPrecision(f"the Cholesky shift {shift:.3g} does not cover its error bound {needed:.3g}")
+
+
+def enclose_top_block(v: Dyadic, k: Dyadic, unknown, alpha: Fraction) -> list[tuple[Fraction, Fraction]]:
+    """Enclosures of A's top m = v.shape[1] eigenvalues, descending, given λ_m(A) < α (:func:`certify_tail`): the
+    Li–Li bound around the Ritz values of span v (:mod:`.perturbed_enclosure`, exact products K = A_hp v with
+    ‖A v_j − K_j‖ ≤ unknown[j]), the block isolated below by α and unbounded above.
+
+    Raises
+    ------
+    InsufficientPrecision
+        The Ritz values are not above α by more than the residual.
+    """
+    return perturbed_enclosure._block(v, k, unknown, alpha, None, 0, v.shape[1])
+
+
+__all__ = ["Float64Enclosure", "certify_tail", "enclose_float64", "enclose_top_block", "sharpen_top"]

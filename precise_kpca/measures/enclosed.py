@@ -34,7 +34,7 @@ from ..backends.dyadic import Dyadic
 from ..backends.ozaki import FixedMatrix, matmul
 from ..certify.eigen_enclosure import (_frobenius_up, _sqrt_up, enclose_eigensystem, fmpq_matrix,
                                        ritz_subspace_sin_theta)
-from ..certify.float64_enclosure import enclose_float64, sharpen_top
+from ..certify.float64_enclosure import certify_tail, enclose_float64, enclose_top_block, sharpen_top
 from ..certify.linear_enclosure import LinearEnclosure, linear_enclosure
 from ..errors import InsufficientPrecision, RouteUnavailable
 from ..numerics.quad_gram import kept_words
@@ -117,6 +117,12 @@ def spectrum_enclosure(X: np.ndarray, sigma, *, median: str = "full", k_max: int
     return _enclosure_cached(X.tobytes(), X.shape, sigma, median, k_max, tau, exact_products)
 
 
+PARTIAL_MIN_N = 500  # from here the top eigenpairs come from Lanczos (eigsh) and the tail from the Cholesky
+# certificate instead of a full eigh and the a-priori enclosure: at N = 1000 0.05 + 0.04 s against 0.4 + 0.4 s (and
+# stock, N = 950, σ = 2: 4 s against 11 s, its dense tail merging a-priori runs for 64 passes); equal at N = 506
+_TAIL_MARGIN = 2.0**-20  # the tail threshold α sits this far (relative) above the first eigenvalue past the block
+
+
 @lru_cache(maxsize=2)
 def _enclosure_cached(data: bytes, shape: tuple, sigma, median: str, k_max: int, tau: float,
                       exact_products: bool) -> SpectrumEnclosure:
@@ -131,31 +137,38 @@ def _enclosure_cached(data: bytes, shape: tuple, sigma, median: str, k_max: int,
     start = time.perf_counter()
     quad = kept_words(X, sigma, median=median, linear=True)  # shares its first pass with 1 − CKA's E
     built = time.perf_counter()
-    w, V = np.linalg.eigh(quad.hi)
-    w, V = w[::-1].copy(), V[:, ::-1].copy()
+    n, rank = shape[0], linear_for(X).rank
+    w, V = _eigenpairs(quad.hi, None if exact_products or n < PARTIAL_MIN_N else rank + 1)
     solved = time.perf_counter()
     A_hp = FixedMatrix.from_words([quad.hi, quad.lo], bits=_A_BITS)
     # ‖A − A_hp‖_F ≤ the builder's bound + N × the fixed-point read's largest entry error
-    delta = quad.error_bound + shape[0] * A_hp.error_bound
+    delta = quad.error_bound + n * A_hp.error_bound
+    # A_f = the high words; ‖A − A_f‖_F ≤ the builder's bound + ‖lo‖_F
+    delta_f = Fraction(quad.error_bound) + Fraction(_frobenius_up(quad.lo))
+    plain = {g: None for g in groups}
     if exact_products:
-        enc = enclose_eigensystem(A_hp, delta, w, V, k=min(max(m, 1), MAX_K, shape[0]), groups=groups)
+        enc = enclose_eigensystem(A_hp, delta, w, V, k=min(max(m, 1), MAX_K, n), groups=groups)
         lower, upper = enc.lower, enc.upper
         plain = {(g.start, g.stop): g.sin_theta for g in enc.groups}
         top = _Top(A_hp, delta, w, V, m)
     else:
-        # A_f = the high words; ‖A − A_f‖_F ≤ the builder's bound + ‖lo‖_F
         try:
-            f64 = enclose_float64(quad.hi, Fraction(quad.error_bound) + Fraction(_frobenius_up(quad.lo)), w, V,
-                                  groups=groups)
-        except InsufficientPrecision:  # the a-priori runs merge without end (dense spectra): every eigenvalue exactly
-            return _enclosure_cached(data, shape, sigma, median, k_max, tau, True)
-        # Eq. 18 reads the eigenvalues 0..rank(L): their vectors are corrected and multiplied exactly too
-        top = _Top(A_hp, delta, w, V, _sharpened_count(f64.runs, max(m, linear_for(X).rank + 1)))
-        exact = top.exact
-        if exact is not None:
-            f64 = sharpen_top(f64, *exact)
-        lower, upper = f64.lower, f64.upper
-        plain = {g: (float(f64.group_sin[g]) * (1 + 2.0**-50) if g in f64.group_sin else None) for g in groups}
+            f64 = enclose_float64(quad.hi, delta_f, w, V, groups=groups) if len(w) == n else None
+        except InsufficientPrecision:  # the a-priori runs merge without end (dense tails): certify the tail instead
+            f64 = None
+        if f64 is not None:
+            # Eq. 18 reads the eigenvalues 0..rank(L): their vectors are corrected and multiplied exactly too
+            top = _Top(A_hp, delta, w, V, _sharpened_count(f64.runs, max(m, rank + 1)))
+            exact = top.exact
+            if exact is not None:
+                f64 = sharpen_top(f64, *exact)
+            lower, upper = f64.lower, f64.upper
+            plain = {g: (float(f64.group_sin[g]) * (1 + 2.0**-50) if g in f64.group_sin else None) for g in groups}
+        else:
+            try:
+                lower, upper, top = _certified_top(quad.hi, delta_f, A_hp, delta, w, V, rank)
+            except InsufficientPrecision:  # cached under this key too: the measures of this σ ask in turn
+                return _enclosure_cached(data, shape, sigma, median, k_max, tau, True)
     del quad
     enclosed = time.perf_counter()
     # each bound is for the basis it was proven for: the corrected one where it has a bound, else the plain one
@@ -169,6 +182,67 @@ def _enclosure_cached(data: bytes, shape: tuple, sigma, median: str, k_max: int,
     return SpectrumEnclosure(lower=np.array(lower, dtype=object), upper=np.array(upper, dtype=object),
                              vectors=V[:, :m].copy(), correction=top.correction[:, :m].copy(), sin_theta=sin_theta,
                              seconds=seconds, exact_products=exact_products)
+
+
+def _eigenpairs(A_f: np.ndarray, count: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvalues (descending) and eigenvectors of A_f: all of them (``count`` None), or the top ``count`` by
+    Lanczos (ARPACK, a fixed start vector: the same numbers on every run) where that is far fewer than N."""
+    n = A_f.shape[0]
+    if count is None or 4 * count > n:
+        w, V = np.linalg.eigh(A_f)
+    else:
+        from scipy.sparse.linalg import eigsh
+
+        start = np.random.default_rng(0).normal(size=n)
+        w, V = eigsh(A_f, k=count + _EXTRA_PAIRS, which="LA", tol=0, v0=start)
+        order = np.argsort(w)
+        w, V = w[order], V[:, order]
+    return w[::-1].copy(), V[:, ::-1].copy()
+
+
+_EXTRA_PAIRS = 8  # Lanczos pairs past those certified: their span leaves the Newton step's complement solve better
+# conditioned (the complement's top eigenvalue falls further below the block's)
+
+
+def _certified_top(A_f, delta_f, A_hp, delta, w, V, rank: int):
+    """Enclosures of the top r = rank(L) eigenvalues of A and one bound for all the others, from the top eigenpairs
+    alone (any N×c basis V, c > r, approximating the top eigenvectors).
+
+    The tail: λ_r(A) < α by :func:`~precise_kpca.certify.float64_enclosure.certify_tail`, for α just above μ̂_r
+    (a few times the certificate's rounding level), else in the middle of the gap below μ̂_{r−1}; A is positive
+    semi-definite (a Gaussian Gram, centred), so every μ_i with i ≥ r lies in [0, α] — all Eq. 18 reads of them.
+    The top block: Li–Li on exact products of the Newton-corrected top r vectors, isolated below by α.
+
+    Returns
+    -------
+    lower, upper : list of Fraction, length r + 1
+        Index r stands for every eigenvalue past the block.
+    top : _Top
+
+    Raises
+    ------
+    InsufficientPrecision
+        No threshold is certified, or the block's Ritz values are not clear of it.
+    """
+    r, n = rank, V.shape[0]
+    mid = (w[r - 1] + w[r]) / 2
+    near = w[r] + max(_TAIL_MARGIN * abs(w[r]), 8 * (n + 1) * 2.0**-53 * (r + 1) * w[0])
+    for alpha in dict.fromkeys((float(min(near, mid)), float(mid))):
+        if not alpha > 0:
+            continue
+        try:
+            certify_tail(A_f, delta_f, V[:, :r], alpha, 2 * float(w[0]))
+            break
+        except InsufficientPrecision:
+            continue
+    else:
+        raise InsufficientPrecision(f"the eigenvalues past rank(L) = {r} are not certified below the top block")
+    top = _Top(A_hp, delta, w, V, r, A_f=A_f if V.shape[1] < n else None)
+    exact = top.exact
+    if exact is None:
+        raise InsufficientPrecision("the corrected top vectors do not fit the fixed-point grid")
+    block = enclose_top_block(*exact, Fraction(alpha))
+    return [lo for lo, _ in block] + [Fraction(0)], [hi for _, hi in block] + [Fraction(alpha)], top
 
 
 _MAX_SHARPENED_RUN = 64  # a cluster of the a-priori enclosures at the edge of the top this long is left a-priori
@@ -193,9 +267,11 @@ class _Top:
         v = x̂ + c exactly and A_hp v exactly; None when the two words do not fit the grid exactly.
     """
 
-    def __init__(self, A_hp: FixedMatrix, delta, w: np.ndarray, V: np.ndarray, m: int):
+    def __init__(self, A_hp: FixedMatrix, delta, w: np.ndarray, V: np.ndarray, m: int, A_f=None):
         self.delta = Fraction(delta)
-        self.correction = _newton_correction(A_hp, w, V, m)
+        # V holds every eigenvector, or (A_f given) the top ones only: then the step's part outside span V is solved
+        self.correction = _newton_correction(A_hp, w, V, m) if A_f is None else \
+            _newton_correction(A_hp, w, V, m, A_f=A_f)
         v = FixedMatrix.from_words([V[:, :m], self.correction], bits=_VECTOR_BITS)
         self.basis = self.product = None
         if not v.error_bound:  # else the words did not fit the grid: the span measured would not be the one bounded
@@ -211,12 +287,15 @@ class _Top:
         return v, p, [self.delta * _sqrt_up(x) for x in v.column_squares()]
 
 
-def _newton_correction(A_hp: FixedMatrix, w: np.ndarray, V: np.ndarray, m: int) -> np.ndarray:
+def _newton_correction(A_hp: FixedMatrix, w: np.ndarray, V: np.ndarray, m: int, *, A_f=None) -> np.ndarray:
     """One Newton step for the top m eigenvectors, shape (N, m): C = −Σ_{j≠i} x̂_j (x̂_jᵀ r_i)/(λ̂_j − λ̂_i).
 
     The residual r_i = A_hp x̂_i − λ̂_i x̂_i is formed exactly and rounded once, so the step removes the float64
     eigenvector error up to second order; x̂_i + c_i is then held as two float64 words. Its accuracy is not
-    assumed anywhere: :func:`_group_bounds` certifies what it achieves.
+    assumed anywhere: :func:`_group_bounds` certifies what it achieves. Where V holds only the top eigenvectors
+    (``A_f`` given), the step's part outside span V solves (λ̂_i − PA_fP) c = P r_i (P = I − VVᵀ) by conjugate
+    gradients for the first :data:`SHARED_GROUPS` vectors (the angles' groups; the others feed only eigenvalue
+    bounds, whose Li–Li radius is quadratic in the residual).
     """
     top = V[:, :m]
     X = FixedMatrix.from_float64(top, bits=_VECTOR_BITS)
@@ -226,7 +305,43 @@ def _newton_correction(A_hp: FixedMatrix, w: np.ndarray, V: np.ndarray, m: int) 
     same = np.abs(gaps) <= _SAME * np.max(np.abs(w))
     with np.errstate(divide="ignore", invalid="ignore"):
         coef = np.where(same, 0.0, -(V.T @ residual) / gaps)
-    return V @ coef
+    correction = V @ coef
+    if A_f is not None:
+        solved = min(m, SHARED_GROUPS)
+        correction[:, :solved] += _complement_solve(A_f, V, w[:solved], residual[:, :solved])
+    return correction
+
+
+_CG_STEPS = 60  # conjugate-gradient steps of the complement solve (the block sits well above the complement)
+
+
+def _complement_solve(A_f: np.ndarray, V: np.ndarray, theta: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Approximately c_j = (θ_j I − P A_f P)⁻¹ P b_j on the complement of span V (P = I − VVᵀ), every column by
+    its own conjugate gradients (positive definite there: θ_j lies above every eigenvalue outside span V). The
+    iterates are projected back onto the complement at every step (the operator vanishes on span V, where rounding
+    would otherwise grow), and each column stops once its residual is at the float64 level."""
+    def project(Y):
+        return Y - V @ (V.T @ Y)
+
+    R = project(B)
+    X = np.zeros_like(R)
+    P = R.copy()
+    rs = np.einsum("ij,ij->j", R, R)
+    target = rs * 2.0**-104
+    for _ in range(_CG_STEPS):
+        active = rs > target
+        if not active.any():
+            break
+        AP = project(P * theta[None, :] - A_f @ P)
+        curvature = np.einsum("ij,ij->j", P, AP)
+        active &= curvature > 0
+        step = np.where(active, rs / np.where(active, curvature, 1.0), 0.0)
+        X += P * step
+        R = project(R - AP * step)
+        new = np.einsum("ij,ij->j", R, R)
+        P = project(R + P * np.where(active, new / np.where(active, rs, 1.0), 0.0))
+        rs = np.where(active, new, 0.0)
+    return X
 
 
 def _group_bounds(top: _Top, delta, lower, upper, groups) -> dict:
