@@ -7,12 +7,18 @@ under CI (``CI=true``), where its absence is a failure.
 Under CI the hypothesis examples are derandomized (the ``ci`` profile): a run on main checks the same examples
 every time, so a landing never depends on a lucky draw; local runs keep exploring new examples, and a failure
 prints the blob that reproduces it.
+
+No test writes to the user's cache: every test runs with ``$PRECISE_KPCA_STORE`` (the default results store) and
+``$XDG_CACHE_HOME`` (platformdirs' user cache: the default data and OpenML folders) inside one temporary folder
+of the session, which the CLI's subprocesses inherit (:func:`private_cache`).
 """
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
+import platformdirs
 import pytest
 from hypothesis import settings
 
@@ -21,6 +27,21 @@ if os.environ.get("CI") == "true":
     settings.load_profile("ci")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+USER_CACHE = Path(platformdirs.user_cache_dir("precise_kpca"))
+"""The user's own cache folder of precise_kpca, as resolved before any test runs (no test may write there)."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_cache(tmp_path_factory) -> Iterator[Path]:
+    """The session's stand-in for the user cache: the default results store and platformdirs' cache live there.
+
+    Session-scoped, so that it is in place before any module- or session-scoped fixture runs a study.
+    """
+    root = tmp_path_factory.mktemp("user-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(root))
+        patch.setenv("PRECISE_KPCA_STORE", str(root / "precise_kpca" / "results.sqlite"))
+        yield root
 
 
 def shared_data_dir() -> Path | None:
