@@ -510,3 +510,17 @@ def test_aggregation_curves_and_figures_1_and_2(data_dir, tmp_path):
                                         "requested_backend", "guarantee", "certified_digits")})
     written = write_figures(no_curves, tmp_path, aggregation=frame, aggregation_k=k)
     assert {"fig1", "fig2"} <= set(written) and all(p.stat().st_size > 0 for p in written.values())
+
+
+def test_figures_of_measures_the_curves_lack_are_not_written(tmp_path):
+    """Figs 3 and 5 (metric, eigenvalue) and Fig 8 (k ≥ 2) from eigenprojection k = 1 curves alone: none written."""
+    from precise_kpca.reports.figures import write_figures
+
+    rows = [dict(dataset=name, measure="eigenprojection", k=1, rho=rho, log2_sigma=p, normalized=-2.0 * p,
+                 requested_backend=backend, guarantee="rigorous" if backend == "auto" else "none",
+                 certified_digits=12 if backend == "auto" else 0)
+            for name, rho in (("a", 2.0), ("b", 5.0), ("c", 9.0)) for p in (6, 7, 8)
+            for backend in ("auto", "float64-naive")]
+    written = write_figures(pd.DataFrame(rows), tmp_path)
+    assert set(written) == {"fig1", "fig6", "fig7"}
+    assert {p.stem for p in tmp_path.glob("*.png")} == {"fig1", "fig6", "fig7"}

@@ -105,17 +105,19 @@ def write_figures(curves: pd.DataFrame, out_dir, *, datasets=None, dpi: int = 12
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     datasets = datasets or sample_datasets(curves)
-    ks = sorted(int(k) for k in curves.loc[curves["measure"] == "eigenprojection", "k"].dropna().unique())
+    present = set(zip(curves["measure"], (None if pd.isna(k) else int(k) for k in curves["k"])))
+    largest = max((k for measure, k in present if measure == "eigenprojection"), default=1)
     figures = {
         "fig3": [("metric", None)],
         "fig5": [("eigenvalue", None)],
-        "fig6": [("eigenprojection", 1)] if 1 in ks else [],
-        "fig8": [("eigenprojection", k) for k in dict.fromkeys([2, ks[-1]]) if k in ks and k > 1] if ks else [],
+        "fig6": [("eigenprojection", 1)],
+        "fig8": [("eigenprojection", k) for k in dict.fromkeys([2, largest]) if k > 1],
     }
     written = {"fig1": write_fig1(out_dir, dpi=dpi)}
     if aggregation is not None and (fig2 := write_fig2(aggregation, aggregation_k, out_dir, dpi=dpi)) is not None:
         written["fig2"] = fig2
     for name, panels in figures.items():
+        panels = [panel for panel in panels if panel in present]
         if not panels:
             continue
         fig = plot_measure_across(curves, panels, datasets=datasets,
