@@ -1,8 +1,27 @@
-"""Independent eigensystem references for the refinement tests: mpmath.eigsy at a given precision."""
+"""The tests' independent eigensystem reference: ``mpmath``'s ``eigsy`` (Jacobi rotations; nothing of precise_kpca)
+in a private context. Every test that compares with an mp eigensystem (values and vectors) of a whole matrix takes
+it from here."""
 from __future__ import annotations
 
 import mpmath
 import numpy as np
+
+
+def eigsy_descending(ctx, rows) -> tuple[list, list]:
+    """Eigenvalues (descending) and unit eigenvectors (a list of columns, each a list) by ``ctx.eigsy``.
+
+    Parameters
+    ----------
+    ctx : mpmath.MPContext
+        The private context, at the reference's precision.
+    rows : sequence of sequences
+        The symmetric matrix; each entry is read as a ``ctx`` number (exact for floats, ints and ``ctx``'s own mpf:
+        the caller rounds anything else once).
+    """
+    E, Q = ctx.eigsy(ctx.matrix(rows))
+    n = len(rows)
+    order = sorted(range(n), key=lambda i: -E[i])
+    return [E[i] for i in order], [[Q[r, i] for r in range(n)] for i in order]
 
 
 def reference(A: np.ndarray, dps: int):
@@ -13,12 +32,9 @@ def reference(A: np.ndarray, dps: int):
     """
     ctx = mpmath.MPContext()
     ctx.dps = dps
-    E, Q = ctx.eigsy(ctx.matrix([[ctx.mpf(x) for x in row] for row in A]))
-    n = A.shape[0]
-    order = sorted(range(n), key=lambda i: -E[i])
-    vectors = []
-    for j in order:
-        q = [Q[i, j] for i in range(n)]
-        big = max(range(n), key=lambda i: (abs(q[i]), -i))
-        vectors.append([x if q[big] > 0 else -x for x in q])
-    return ctx, [E[i] for i in order], vectors
+    values, vectors = eigsy_descending(ctx, [[ctx.mpf(x) for x in row] for row in A])
+    signed = []
+    for q in vectors:
+        big = max(range(len(q)), key=lambda i: (abs(q[i]), -i))
+        signed.append([x if q[big] > 0 else -x for x in q])
+    return ctx, values, signed

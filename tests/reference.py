@@ -44,6 +44,8 @@ import mpmath
 import numpy as np
 from mpmath import libmp
 
+from .eigsy_reference import eigsy_descending
+
 MEASURES = ("metric", "eigenvalue", "eigenprojection", "pc", "cka")
 GUARD_DIGITS = 20
 _POWER = re.compile(r"^\s*(\d+)\s*\*\*\s*\(?\s*([+-]?\d+)\s*\)?\s*$")
@@ -235,8 +237,8 @@ class _Point:
     def spectra(self):
         """(μ, V, λ, W): eigenvalues descending and unit eigenvectors (columns as lists) of A and of L."""
         if self._spectra is None:
-            mu, V = _eigsy_descending(self.ctx, self.A)
-            lam, W = _eigsy_descending(self.ctx, self.L)
+            mu, V = eigsy_descending(self.ctx, self.A)
+            lam, W = eigsy_descending(self.ctx, self.L)
             if self.rank and not lam[self.rank - 1] > self.n * self.ctx.eps * lam[0]:
                 raise ValueError(f"the smallest nonzero linear eigenvalue is below the working precision "
                                  f"(dps={self.dps}): raise digits")
@@ -362,14 +364,6 @@ def _largest_angle(ctx, V, W):
     cos_ = min(ctx.svd_r(overlap, compute_uv=False))
     sin_ = max(ctx.svd_r(outside, compute_uv=False))
     return ctx.atan2(sin_, cos_)
-
-
-def _eigsy_descending(ctx, M):
-    """Eigenvalues (descending) and eigenvectors (list of columns) of a symmetric matrix given as rows."""
-    E, Q = ctx.eigsy(ctx.matrix(M))
-    n = len(M)
-    order = sorted(range(n), key=lambda i: -E[i])
-    return [E[i] for i in order], [[Q[r, i] for r in range(n)] for i in order]
 
 
 def _double_center(ctx, M):

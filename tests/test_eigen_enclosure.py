@@ -11,6 +11,8 @@ import pytest
 
 from precise_kpca.numerics.eigen_gallery import centered_gaussian_gram, gaussian_data
 
+from .eigsy_reference import eigsy_descending
+
 ozaki = pytest.importorskip("precise_kpca.backends.ozaki", reason="the exact-product backend is not there yet")
 from precise_kpca.certify.eigen_enclosure import enclose_eigensystem  # noqa: E402 (needs ozaki)
 
@@ -70,9 +72,8 @@ def reference(A):
     """mpmath.eigsy at REF_DPS: eigenvalues descending and eigenvectors (columns)."""
     ctx = mpmath.MPContext()
     ctx.dps = REF_DPS
-    E, Q = ctx.eigsy(ctx.matrix([[ctx.mpf(x.numerator) / x.denominator for x in row] for row in A]))
-    order = sorted(range(A.shape[0]), key=lambda i: -E[i])
-    return ctx, [E[i] for i in order], ctx.matrix([[Q[r, c] for c in order] for r in range(A.shape[0])])
+    values, vectors = eigsy_descending(ctx, [[ctx.mpf(x.numerator) / x.denominator for x in row] for row in A])
+    return ctx, values, ctx.matrix(vectors).T
 
 
 def true_sin(ctx, Y, V):
