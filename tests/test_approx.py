@@ -60,6 +60,7 @@ def test_rff_slope_reduced_protocol():
     assert (np.abs(r.rmse_mean - r.predicted_rmse) < 5 * se + 0.01 * r.predicted_rmse).all()
 
 
+@pytest.mark.slow
 def test_rff_article_protocol_reproduced():
     """The seed article's full protocol (same draws) gives its printed slope −0.4998."""
     r = rff_convergence()

@@ -84,6 +84,7 @@ def _wine_like(n=60, seed=1):
     return np.random.default_rng(seed).normal(size=(n, 3)) * np.array([100.0, 3.0, 1.0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("p", [-2, 3, 8])
 def test_certified_top_intervals_contain_the_reference(partial, p):
     X = _wine_like()
@@ -114,6 +115,7 @@ def test_the_complement_solve_gives_the_newton_step_its_accuracy(partial, monkey
     assert interval_digits(*enclosed.eigen_distance_interval(blind, X, 1, 1e-6, "mean")) < digits - 3
 
 
+@pytest.mark.slow  # its σ = 8 reference (~20 s) is computed here once the slow test above is deselected
 def test_li_li_radius_of_the_certified_block_decides(partial, monkeypatch):
     """The block's last vector spoiled by 1e-7 towards the first eigenvector past it (span V changes), no Newton
     step: its Ritz value sits ~1e-14 (μ_{r−1} − μ_r) below μ_{r−1}, and the Li–Li radius around it, whose gap is

@@ -232,6 +232,7 @@ def _spoiled_refinement(monkeypatch, spoil_values: bool):
     linear_module._linear_cached.cache_clear()
 
 
+@pytest.mark.slow
 def test_linear_radius(monkeypatch):
     """λ̂_1 spoiled by a relative 1e-10: the residual S q̂ − q̂ λ̂ is that error, so the global radius ρ is within a
     factor 2 of |λ_1 − λ̂_1| (and the other eigenvalues' errors are ~2^-80)."""
@@ -251,6 +252,7 @@ def test_linear_radius(monkeypatch):
     assert not _contains(lin.lower(0), lam0, lin.upper(0))
 
 
+@pytest.mark.slow
 def test_linear_subspace_sin_theta(monkeypatch):
     """q̂_1 spoiled by 1e-7 q̂_2: Ŵ_1 = Z q̂_1/√λ̂_1 is ~1e-7·√(λ_2/λ_1) off w_1; the Davis–Kahan bound on exact g×g
     products is within a factor 2 of the true sin Θ."""

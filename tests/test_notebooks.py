@@ -23,6 +23,7 @@ def test_notebook_is_stored_without_outputs(name):
             assert cell.outputs == [] and cell.execution_count is None, name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(REDUCED))
 def test_notebook_runs_at_reduced_size(name, data_dir, monkeypatch, tmp_path):
     for key, value in REDUCED[name].items():

@@ -13,6 +13,7 @@ def test_notebook_is_stored_without_outputs():
     assert code and all(not c.outputs and c.execution_count is None for c in code)
 
 
+@pytest.mark.slow
 def test_eta_notebook_executes(tmp_path):
     nbclient = pytest.importorskip("nbclient")
     from jupyter_client.kernelspec import KernelSpecManager
