@@ -14,7 +14,7 @@ def eigsy_descending(ctx, rows) -> tuple[list, list]:
     ----------
     ctx : mpmath.MPContext
         The private context, at the reference's precision.
-    rows : sequence of sequences
+    rows : sequence of sequences, or a ``ctx`` matrix
         The symmetric matrix; each entry is read as a ``ctx`` number (exact for floats, ints and ``ctx``'s own mpf:
         the caller rounds anything else once).
     """

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import mpmath
 
+from .eigsy_reference import eigsy_descending
+
 
 class Reference:
     """First-order data of X at ``dps`` digits (see the module docstring).
@@ -44,12 +46,10 @@ class Reference:
         self.L = -h * dm * h / 2
         self.E = h * ctx.matrix([[v * v for v in row] for row in sq]) * h / 8
         self.d_x2 = _median_distance(ctx, sq) ** 2
-        values, vectors = ctx.eigsy(self.L)
-        order = sorted(range(n), key=lambda i: -values[i])
-        tol = ctx.mpf(10) ** (10 - dps) * abs(values[order[0]])
-        keep = [i for i in order if values[i] > tol]
-        self.values = [values[i] for i in keep]
-        self.W = [vectors[:, i] for i in keep]
+        values, vectors = eigsy_descending(ctx, self.L)
+        tol = ctx.mpf(10) ** (10 - dps) * abs(values[0])
+        self.values = [v for v in values if v > tol]
+        self.W = [ctx.matrix(w) for w in vectors[:len(self.values)]]
         self.n = n
         self.null = ctx.eye(n) - sum((w * w.T for w in self.W), ctx.zeros(n, n))
         self.clusters, start = [], 0
