@@ -4,7 +4,8 @@ A symmetry of the rows ties λ_1 = λ_2 (and λ_3 = λ_4) exactly in L and in ev
 eigenvalues lie λ + eig(WᵀEW) + O(‖E‖²) from λ: at σ = 2^200 that shift is ~1e-121 of λ. The cluster's Ritz
 values were enclosed by Arb at 320 bits relative to their size, so the block enclosures fell back to Weyl's
 λ ± ‖E‖: 0 digits of the shift and of the eigenvalue measure (Eq. 18), which is that shift. Checked against the
-independent reference (tests/reference.py: mpmath eigsy on the exact data at 2·digits + 20 + σ-digits).
+independent reference (tests/reference.py: mpmath eigsy on the exact data at 2·digits + 20 + σ-digits), and an
+accidental tie's splitting against its first-order shifts in exact rational arithmetic (tests/test_beyond_repeated).
 """
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ import numpy as np
 import pytest
 
 import precise_kpca
+from precise_kpca.asymptotics.repeated import cross_family, tie_splitting
 from precise_kpca.asymptotics.symmetry import square_orbits
 from precise_kpca.certify.linear_enclosure import tied_linear_eigenvalues_cached
 from precise_kpca.measures.structured_enclosed import certificate
 
 from .reference import spectra
 from .rigorous_check import check_measurement
+from .test_beyond_repeated import _exact_shifts
 from .test_linear_ties import _tied_boards
 
 DIGITS = 20  # of each tied eigenvalue's shift μ_i − λ_i: the binary128 residual carries ~30
@@ -72,3 +75,17 @@ def test_eigenvalue_measure_inside_ties_at_2_200(name):
     m = precise_kpca.measure(X, "eigenvalue", Fraction(2) ** 200, digits=DIGITS)
     assert m.route.engine == "structured-enclosure" and not m.short and m.certified_digits >= DIGITS
     assert check_measurement(m, X) == "rigorous"
+
+
+@pytest.mark.parametrize("log2_sigma", [200, 400])
+def test_an_accidental_tie_splits_as_its_first_order_shifts(log2_sigma):
+    """A linear tie no symmetry forces (asymptotics/repeated.cross_family) splits: σ_X²(μ_i − λ) → s_i, the
+    eigenvalues of W_JᵀE₁W_J (exact, sympy). At σ = 2^200 the O(σ⁻²) rest is ~2^-400: the enclosures of
+    σ_X²(μ_i − λ) must hold s_i to float64's resolution (they were ±σ_X²‖E‖ wide: of the size of s_i itself)."""
+    X = cross_family()
+    result = tie_splitting(X, (0, 2), Fraction(2) ** log2_sigma, digits=DIGITS)
+    for (lo, hi), exact in zip(result.scaled, _exact_shifts(X)):
+        slack = 2.0**-50 * abs(exact)  # the float ends' rounding and the O(σ⁻²) rest
+        assert lo - slack <= exact <= hi + slack
+        assert hi - lo <= 2.0**-40 * abs(exact)
+    assert result.relative_spread() > 0.1
