@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from precise_kpca.backends.base import as_fraction
-from precise_kpca.certify import float64_enclosure, perturbed_enclosure
+from precise_kpca.certify import float64_enclosure
 from precise_kpca.certify.float64_enclosure import certify_tail
 from precise_kpca.errors import InsufficientPrecision
 from precise_kpca.measures import enclosed
@@ -22,8 +22,7 @@ from precise_kpca.measures.measurement import interval_digits
 from precise_kpca.measures.results import fraction_ends
 
 from .reference import eigensystems, reference
-
-TIGHTER = 100
+from .test_enclosure_mutations import tighten_li_li
 
 
 def _matrix(spectrum, seed=0) -> np.ndarray:
@@ -137,14 +136,7 @@ def test_li_li_radius_of_the_certified_block_decides(partial, monkeypatch):
     assert _contains(enc.lower[rank - 1], mu, enc.upper[rank - 1])
     assert enc.upper[rank - 1] - enc.lower[rank - 1] < Fraction(1, 10**8) * abs(mu)  # the spoil shows, tightly
 
-    block, ritz = perturbed_enclosure._block, perturbed_enclosure._ritz
-
-    def tighter(v, k, unknown, below, above, start, stop):
-        values, _ = ritz(v, k, unknown)
-        return [(r_lo - (r_lo - lo) / TIGHTER, r_hi + (hi - r_hi) / TIGHTER)
-                for (lo, hi), (r_lo, r_hi) in zip(block(v, k, unknown, below, above, start, stop), values)]
-
-    monkeypatch.setattr(perturbed_enclosure, "_block", tighter)
+    tighten_li_li(monkeypatch)
     enclosed._enclosure_cached.cache_clear()
     enc = enclosed.spectrum_enclosure(X, sigma, exact_products=False)
     assert not _contains(enc.lower[rank - 1], mu, enc.upper[rank - 1])

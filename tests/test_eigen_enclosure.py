@@ -8,6 +8,8 @@ import flint
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from precise_kpca.numerics.eigen_gallery import centered_gaussian_gram, gaussian_data
 
@@ -333,3 +335,22 @@ def test_ritz_subspace_bound_for_a_close_pair():
     Gf, Hf, Qf = _ritz_inputs(A_hp, far)
     far_bound = ritz_subspace_sin_theta(Gf, Hf, Qf, delta, d, d, 1, 3)
     assert far_bound is None or float(true_sin(ctx, far, U)) <= far_bound
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.fractions(min_value=-2**40, max_value=2**40, max_denominator=999).filter(lambda c: abs(c) >= 1),
+       st.integers(300, 3000), st.lists(st.integers(-9, 9), min_size=4, max_size=4), st.integers(0, 99))
+def test_ritz_enclosures_resolve_a_cluster_far_below_their_precision(center, k, spread, seed):
+    """Eigenvalues c + 2^-k·s_i (c any rational, s_i small integers, repeats allowed) of an exact rational
+    Q diag(·) Qᵀ, k up to 3000 bits below c: the 256-bit enclosures hold them, 2^-128 of the spread wide. The
+    precision was relative to c (widths ~c·2^-320: Weyl-wide Gaussian ties at σ = 2^200)."""
+    from precise_kpca.certify.eigen_enclosure import ritz_enclosures
+
+    d = sorted((center + Fraction(s, 2**k) for s in spread), reverse=True)
+    A, _ = householder_case(d, seed=seed)
+    C = flint.fmpq_mat(4, 4, [flint.fmpq(x.numerator, x.denominator) for row in A for x in row])
+    ritz = ritz_enclosures(C, 256)
+    assert ritz is not None
+    scale = Fraction(max(max(abs(s) for s in spread), 1), 2**k)
+    for (lo, hi), value in zip(ritz, d):
+        assert lo <= value <= hi and hi - lo <= scale * Fraction(1, 2**128), (float(center), k, spread)

@@ -17,13 +17,14 @@ import mpmath
 import numpy as np
 import pytest
 
-from precise_kpca.backends.dyadic import Dyadic
+from precise_kpca.backends.dyadic import Dyadic, mpf_matrix_to_dyadic
 from precise_kpca.certify import angles, eigen_enclosure
 from precise_kpca.certify import linear_enclosure as linear_module
 from precise_kpca.certify import perturbed_enclosure as perturbed
 from precise_kpca.measures import enclosed, intervals, structured_enclosed
 
 from .reference import eigensystems, reference
+from .test_linear_ties import _tied_boards
 
 SPOIL = 1e-7  # the approximate vectors' error: far above every rounding, far below every gap
 TIGHTER = 100  # the factor the mutants tighten their bound by
@@ -148,6 +149,19 @@ def test_kato_temple(monkeypatch):
     assert not _contains(top.lower[0], mu0, top.upper[0])
 
 
+def tighten_li_li(monkeypatch):
+    """The mutant: every Li–Li radius around the Ritz values TIGHTER times smaller (also for the binary128
+    route's top block, which is the same bound)."""
+    block, ritz = perturbed._block, perturbed._ritz
+
+    def tighter(v, k, unknown, below, above, start, stop):
+        values, _ = ritz(v, k, unknown)
+        return [(r_lo - (r_lo - lo) / TIGHTER, r_hi + (hi - r_hi) / TIGHTER)
+                for (lo, hi), (r_lo, r_hi) in zip(block(v, k, unknown, below, above, start, stop), values)]
+
+    monkeypatch.setattr(perturbed, "_block", tighter)
+
+
 def test_li_li_block_radius(monkeypatch):
     """λ_1, λ_2 closer than ‖E‖: one run, Rayleigh–Ritz on span V̂ with v̂_1 = v_1 + 1e-7 v_3; the top Ritz value is
     ~1e-14 below μ_1 and the Li–Li radius 2ε²/(η + √(η² + 4ε²)) covers exactly that."""
@@ -158,16 +172,36 @@ def test_li_li_block_radius(monkeypatch):
     assert _contains(top.lower[0], mu0, top.upper[0])
     assert _one_sided_tight(top.lower[0], mu0, top.upper[0])
 
-    block, ritz = perturbed._block, perturbed._ritz
-
-    def tighter(v, k, unknown, below, above, start, stop):
-        values, _ = ritz(v, k, unknown)
-        return [(r_lo - (r_lo - lo) / TIGHTER, r_hi + (hi - r_hi) / TIGHTER)
-                for (lo, hi), (r_lo, r_hi) in zip(block(v, k, unknown, below, above, start, stop), values)]
-
-    monkeypatch.setattr(perturbed, "_block", tighter)
+    tighten_li_li(monkeypatch)
     top, *_ = _spoiled_top(X, sigma, 2, spoil_with=2)
     assert not _contains(top.lower[0], mu0, top.upper[0])
+
+
+def test_li_li_radius_inside_an_exact_tie(monkeypatch):
+    """σ = 2²⁰⁰ on the symmetric boards: μ_1 = μ_2 exactly, ~1e-121 λ from λ_1 = λ_2. Rayleigh–Ritz on the reference
+    pair with v̂_1 = v_1 + 1e-65 v_3 (exact dyadics at 1024 bits): the lower Ritz value is ~1e-130 λ below μ_2, far
+    inside Weyl's ‖E‖, and the Li–Li radius covers exactly that. The Ritz values were enclosed at 2^-320 of λ (wider
+    than Weyl: the cluster bound never decided), now at 2^-320 of the cluster's spread."""
+    X, sigma = _tied_boards(), Fraction(2) ** 200
+
+    def top_of_pair():
+        mu, V, _, _ = eigensystems(X, sigma, digits=REF_DIGITS)
+        basis = np.array([[_q(V[0][r]) + _CTX.mpf(10) ** -65 * _q(V[2][r])] + [_q(V[c][r]) for c in range(1, 4)]
+                          for r in range(len(X))], dtype=object)
+        lin = linear_module.linear_enclosure(X, 512)
+        eop = perturbed.residual_operator(X, sigma, lin.exact)
+        return perturbed.enclose_top(lin, eop, mpf_matrix_to_dyadic(basis, 1024), product_bits=200), lin, mu
+
+    top, lin, mu = top_of_pair()
+    mu1 = _q(mu[1]) * _s_units(lin)
+    assert top.runs[:2] == ((0, 2), (2, 4)) and top.methods[:2] == ("block", "block")
+    assert _contains(top.lower[1], mu1, top.upper[1])
+    assert _one_sided_tight(top.lower[1], mu1, top.upper[1])
+    assert _q(top.upper[1]) - _q(top.lower[1]) < (_q(top.e2) * 2) * _CTX.mpf(10) ** -8  # not Weyl's
+
+    tighten_li_li(monkeypatch)
+    top, *_ = top_of_pair()
+    assert not _contains(top.lower[1], mu1, top.upper[1])
 
 
 def test_davis_kahan_group_sin_theta(monkeypatch):

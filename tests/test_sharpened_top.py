@@ -22,6 +22,7 @@ from precise_kpca.measures.results import fraction_ends
 
 from .reference import reference
 from .rigorous_check import check_measurement
+from .test_enclosure_mutations import tighten_li_li
 
 SPOIL = 1e-7
 TIGHTER = 100
@@ -95,14 +96,7 @@ def test_li_li_sharpens_a_cluster_the_a_priori_bounds_cannot_split(monkeypatch):
         assert sharp.upper[i] - sharp.lower[i] <= Fraction(1, 10**12)
         assert f64.lower[i] <= sharp.lower[i] <= sharp.upper[i] <= f64.upper[i]
 
-    block, ritz = perturbed_enclosure._block, perturbed_enclosure._ritz
-
-    def tighter(v, k, unknown, below, above, start, stop):
-        values, _ = ritz(v, k, unknown)
-        return [(r_lo - (r_lo - lo) / TIGHTER, r_hi + (hi - r_hi) / TIGHTER)
-                for (lo, hi), (r_lo, r_hi) in zip(block(v, k, unknown, below, above, start, stop), values)]
-
-    monkeypatch.setattr(perturbed_enclosure, "_block", tighter)
+    tighten_li_li(monkeypatch)
     _, mutant = _sharpened(A, 3, spoil=2)
     assert not _contains(mutant, ref, [0, 1])
 

@@ -82,8 +82,9 @@ def tie_splitting(X, block: tuple[int, int], sigma: Fraction, *, bits: int = 256
         shifts = [_ends(b) for b in _block_shifts(enc, a, z)]
         s = flint.arb(flint.fmpq(Fraction(sigma).numerator, Fraction(sigma).denominator))
         scale = enc.d_x2 * s * s
-        lam = fraction_ball(cert.lin.lower(a), cert.lin.upper(a))
-        scaled = [_ends((fraction_ball(cert.top.lower[i], cert.top.upper[i]) - lam) * scale) for i in range(a, z)]
+        # μ_i − λ exactly first: in 256-bit balls it kept 2^-256 of λ, none of a shift of 10^-121 λ (σ = 2^200)
+        scaled = [_ends(fraction_ball(cert.top.lower[i] - cert.lin.upper(a), cert.top.upper[i] - cert.lin.lower(a))
+                        * scale) for i in range(a, z)]
     return Splitting(tuple(block), Fraction(sigma), sorted(shifts, reverse=True), scaled)
 
 

@@ -594,17 +594,49 @@ def fmpq_matrix(fixed) -> flint.fmpq_mat:
 def ritz_enclosures(C: flint.fmpq_mat, prec: int):
     """Sorted (descending) enclosures of the (real) eigenvalues of C = M⁻¹H; None if Arb cannot enclose them.
 
+    ``prec`` bits are relative to the eigenvalues' spread, not to their size: Arb rounds C's entries relative to
+    their magnitude and its eigensolver stops at an absolute 2^-prec, which lost a cluster's splitting below
+    2^-prec of its value (a Gaussian tie of symmetric boards at σ = 2^200 splits from its linear eigenvalue by
+    10⁻¹²¹ of it: Weyl-wide enclosures). So Arb sees 2^j(C − cI), exact, with c a dyadic at the mean of the
+    diagonal to 2^-prec of C − cI's entries and 2^j bringing those to ~1; c and 2^j are undone exactly.
     Sorting lower and upper ends separately is valid: the j-th largest is monotone in every entry.
     """
+    g = C.nrows()
+    identity = flint.fmpq_mat(g, g, [int(i == j) for i in range(g) for j in range(g)])
+    mean = sum((C[i, i] for i in range(g)), flint.fmpq(0)) / g
+    spread = max(abs(x) for x in (C - identity * mean).entries())
+    if spread == 0:  # C = cI exactly
+        value = Fraction(int(mean.p), int(mean.q))
+        return [(value, value)] * g
+    exp2 = _floor_log2(spread)
+    center = _dyadic_floor(mean, exp2 - prec - 64)
+    shifted = (C - identity * center) * flint.fmpq(2) ** -exp2  # the largest entry ~1
+    scale = Fraction(2) ** exp2
     with flint.ctx.workprec(prec + 64):
         try:
-            eig = flint.acb_mat(flint.arb_mat(C)).eig(multiple=True)
+            eig = flint.acb_mat(flint.arb_mat(shifted)).eig(multiple=True)
         except ValueError:
             return None
         ends = [_arb_fraction(z.real) for z in eig]
-    lows = sorted((a for a, _ in ends), reverse=True)
-    highs = sorted((b for _, b in ends), reverse=True)
+    offset = Fraction(int(center.p), int(center.q))
+    lows = sorted((a * scale + offset for a, _ in ends), reverse=True)
+    highs = sorted((b * scale + offset for _, b in ends), reverse=True)
     return list(zip(lows, highs))
+
+
+def _floor_log2(x: flint.fmpq) -> int:
+    """⌊log2 x⌋ of a positive rational, exactly."""
+    p, q = int(x.p), int(x.q)
+    e = p.bit_length() - q.bit_length()
+    return e if (p << max(-e, 0)) >= (q << max(e, 0)) else e - 1
+
+
+def _dyadic_floor(x: flint.fmpq, exp2: int) -> flint.fmpq:
+    """⌊x·2^-exp2⌋·2^exp2: x on the grid of 2^exp2, within one step below it."""
+    p, q = int(x.p), int(x.q)
+    if exp2 <= 0:
+        return flint.fmpq((p << -exp2) // q, 1 << -exp2)
+    return flint.fmpq((p // (q << exp2)) << exp2)
 
 
 def _davis_kahan(s, t, lam, residual_hp, om, d, lo_a, hi_a, F) -> GroupBound:
