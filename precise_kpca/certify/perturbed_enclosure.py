@@ -104,6 +104,7 @@ def residual_operator(X: np.ndarray, sigma, exact: ExactLinear, median: str = "f
     words = kept_words(X, sigma, median=median, linear=False)  # E of this σ, shared with 1 − CKA
     fixed = FixedMatrix.from_words([words.hi, words.lo], bits=_E_BITS)
     factor, shift = exact.to_s_units
+    shift += words.exp2  # the words hold E·2^−exp2 where E is below float64's range
     scale = Fraction(factor) * Fraction(2) ** shift
     n = fixed.shape[0]
     delta_l = Fraction(words.error_bound) + n * Fraction(fixed.error_bound)
