@@ -137,7 +137,9 @@ def _corrected(lin: LinearEnclosure, top: TopEnclosure) -> Dyadic:
     theta = [(v.columns(i, i + 1).T @ top.products.columns(i, i + 1)).entry(0, 0) / c
              for i, c in enumerate(v.column_squares())]
     residual = top.products - v.scale_columns(*_dyadic_diagonal(theta, 2 * lin.bits))
-    r = residual.to_float64()
+    # r is E-sized (below float64's range past σ ≈ 2^500): read as r·2^-s, the correction (linear in r) scaled back
+    s = _exponent(residual.max_abs())
+    r = residual.scaled(1, -s).to_float64()
     w = lin.vectors.to_float64()
     coefficients = w.T @ r  # r × t
     th = np.array([float(x) for x in theta])
@@ -146,7 +148,12 @@ def _corrected(lin: LinearEnclosure, top: TopEnclosure) -> Dyadic:
     for a, z in top.runs:
         denominators[a:z, a:z] = np.inf  # inside a run the block's Rayleigh–Ritz decides the mixing
     correction = w @ (coefficients / denominators) + (r - w @ coefficients) / th[None, :]
-    return v + Dyadic.from_float64(correction)
+    return v + Dyadic.from_float64(correction).scaled(1, s)
+
+
+def _exponent(x: Fraction) -> int:
+    """An integer near log2 x (0 for x = 0): a power of two that brings x near 1."""
+    return x.numerator.bit_length() - x.denominator.bit_length() if x else 0
 
 
 def _dyadic_diagonal(values, bits: int) -> tuple[list[int], int]:
