@@ -212,6 +212,14 @@ def test_an_error_the_bound_does_not_cover_moves_the_interval_off_the_truth(monk
     assert gap < uncovered.lower  # Δ enlarges E_⊥: the interval sits above the truth
 
 
+def test_interval_past_the_float64_range_of_e_stays_tight():
+    """σ = 2^1000, E ~ 2^-2000: its binary128 words are held scaled (QuadGram.exp2); unscaled they underflowed, and
+    the builder's 2^-1060 per entry left no digit (17 at σ = 2^500)."""
+    X = np.random.default_rng(0).normal(size=(10, 3))
+    result = _assert_encloses(X, Fraction(2) ** 1000)
+    assert interval_digits(result.lower, result.upper) >= TIGHT_DIGITS
+
+
 def test_bandwidth_outside_the_binary128_range_is_a_route_failure():
     X = np.random.default_rng(2).normal(size=(8, 2))
     for sigma in ("2**-9000", "2**9000"):

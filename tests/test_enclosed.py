@@ -11,6 +11,7 @@ from precise_kpca.measures.measurement import interval_digits
 from precise_kpca.measures.results import exact_midpoint, fraction_ends
 from precise_kpca.measures.structured import perturbed_spectrum
 from precise_kpca.numerics import double_center, gaussian_residual
+from precise_kpca.numerics.kernels import Float64Underflow
 from precise_kpca.numerics.quad_residual import QuadResidualOperator
 from precise_kpca.studies.curves import bundle_tasks
 from precise_kpca.studies.curves import NAIVE_BACKEND, sweep_tasks
@@ -81,7 +82,7 @@ def test_measure_reports_the_enclosure_method_below_the_structured_range():
     assert float(m.value) == pytest.approx(float(_reference(X, "eigenvalue", 2)), rel=1e-12)
 
 
-@pytest.mark.parametrize("p", [8, 20])
+@pytest.mark.parametrize("p", [8, 20, 300])  # 2^300: E's words held scaled (E ~ 2^-600, QuadGram.exp2)
 def test_binary128_residual_operator_applies_e_to_thirty_digits(p):
     X = _data(n=24)
     b = MPBackend(30)
@@ -95,6 +96,12 @@ def test_binary128_residual_operator_applies_e_to_thirty_digits(p):
     worst = max(abs(ctx.scalar(MPBackend(30).export(g)) - e) for g, e in zip(got.ravel(), exact.ravel()))
     assert worst <= scale * mpmath.mpf(10) ** -27
     assert op.frobenius == pytest.approx(float(mpmath.sqrt(sum(e * e for e in E.ravel()))), rel=1e-12)
+
+
+def test_binary128_residual_operator_refuses_an_e_below_the_float64_range():
+    """σ = 2^600: ‖E‖ ~ 2^-1200 has no float64 norm for the expansion to read: a loud Float64Underflow."""
+    with pytest.raises(Float64Underflow, match="below the float64 range"):
+        QuadResidualOperator(_data(n=24), Fraction(2) ** 600, MPBackend(30))
 
 
 def test_structured_twin_with_binary128_e_matches_the_mp_one(monkeypatch):

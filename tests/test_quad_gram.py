@@ -276,6 +276,22 @@ def test_words_within_the_bound_of_an_independent_reference(kind, linear):
         assert q.error_bound <= 2**-103 * X.shape[0] * scale and q.error_bound <= 1000 * error
 
 
+@pytest.mark.parametrize("p", [300, 1000])
+def test_residual_words_below_the_float64_range_keep_a_relative_bound(p):
+    """E ~ 2^-2p: its words hold E·2^-exp2 (a float64 word of E itself underflows past σ ≈ 2^512, and the bound's
+    2^-1060 per entry was all of E at σ = 2^1000); the bound stays within ~N u of max|E|, against the reference."""
+    X = _kind("normal", 10, seed=3)
+    sigma = Fraction(2) ** p
+    q = centered_residual_words(X, sigma)
+    A, _, ctx = _exact_reference(X, sigma, linear=False)
+    held = [[ctx.ldexp(a, -q.exp2) for a in row] for row in A]
+    scale = max(abs(v) for row in held for v in row)
+    assert 2.0**-20 < scale < 4  # held near 1 (its a-priori size is an upper bound), whatever σ
+    error = _frobenius_error(q, held, ctx)
+    assert error <= q.error_bound <= min(2**-103 * X.shape[0] * scale, 1000 * error)
+    assert _frobenius_error(q, held, ctx, perturb=(2, 5, 2 * ctx.mpf(q.error_bound))) > q.error_bound
+
+
 @pytest.mark.parametrize("part, build", [("distances", centered_residual_words),
                                          ("linear", scaled_gaussian_gram_words)])
 def test_the_bound_catches_a_squared_distance_or_gram_read_2_96_off(monkeypatch, part, build):

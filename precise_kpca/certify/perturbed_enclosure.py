@@ -6,7 +6,8 @@ quantities only, in the S-units of :mod:`.linear_enclosure` (A_S = L_S + E_S, L_
 
 * E_S = N²2^(−2e)·E_hp + ΔE with E_hp the binary128 words of
   :func:`~precise_kpca.numerics.quad_gram.centered_residual_words` held exactly (Ozaki fixed point) and
-  ‖ΔE‖_F ≤ δ (the builder's rigorous bound). Every statement below is proven for the exact A_S.
+  ‖ΔE‖_F ≤ δ (the builder's rigorous bound); where E is below float64's range the words hold E·2^−x and the
+  shift −2e is −2e + x throughout. Every statement below is proven for the exact A_S.
 * Approximate top eigenvectors V̂ (exact dyadic N×t, ≈ Ŵx + z from the structured perturbation expansion; not
   trusted) are multiplied exactly: L_S V̂ = Z(ZᵀV̂) (python-flint) and E_hp V' (Ozaki, float64 BLAS) with V' = V̂
   rounded to ``product_bits``; what is left, U = E_S V̂ − K with K = L_S V̂ + N²2^(−2e) E_hp V', obeys
@@ -57,7 +58,7 @@ class ResidualOperator:
     fixed : ozaki.FixedMatrix, shape (N, N)
         E_hp exactly (L-units), symmetric.
     factor, shift : int
-        N² and −2e (the S-units of :class:`~.linear_enclosure.ExactLinear`).
+        N² and −2e (the S-units of :class:`~.linear_enclosure.ExactLinear`), plus the words' ``exp2``.
     delta : Fraction
         Bound on ‖E_S − factor·2^shift·E_hp‖_F for the exact E of the exact X and σ.
     frobenius : Fraction
@@ -104,6 +105,7 @@ def residual_operator(X: np.ndarray, sigma, exact: ExactLinear, median: str = "f
     words = kept_words(X, sigma, median=median, linear=False)  # E of this σ, shared with 1 − CKA
     fixed = FixedMatrix.from_words([words.hi, words.lo], bits=_E_BITS)
     factor, shift = exact.to_s_units
+    shift += words.exp2  # the words hold E·2^−exp2 where E is below float64's range
     scale = Fraction(factor) * Fraction(2) ** shift
     n = fixed.shape[0]
     delta_l = Fraction(words.error_bound) + n * Fraction(fixed.error_bound)

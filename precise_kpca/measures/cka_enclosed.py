@@ -22,7 +22,8 @@ Proof of the enclosure.
 2. E up to one perturbation. The builder returns float64 words hi + lo with ‖E − (hi + lo)‖ ≤ β (its
    ``error_bound``). In each row block b, hi and lo are read as exact fixed-point matrices H_b, W_b
    (:meth:`~precise_kpca.backends.ozaki.FixedMatrix.from_float64`) whose entries err by at most ε_b together;
-   so E_hp, the stack of the H_b + W_b, satisfies ‖E − E_hp‖ ≤ δ := β + √(N Σ_b rows_b ε_b²). Then
+   so E_hp, the stack of the H_b + W_b, satisfies ‖E − E_hp‖ ≤ δ := β + √(N Σ_b rows_b ε_b²) (where E is below
+   float64's range the words hold E·2^−x, ``QuadGram.exp2``: every scalar below is scaled back exactly). Then
    ⟨E_hp, L⟩ = s·trace(Zᵀ E_hp Z) (exact Ozaki products H_b Z, W_b Z and column dots with Z) and
    ‖E_hp‖² = Σ_b ‖H_b‖² + 2⟨H_b, W_b⟩ + ‖W_b‖² (exact column dots) are exact rationals, and so are
    p̂² = ‖E_hp‖² − ⟨E_hp, L⟩²/ℓ² (= ‖E_hp,⊥‖², ≥ 0), â² = ‖L + E_hp‖² = ℓ² + 2⟨E_hp, L⟩ + ‖E_hp‖² and
@@ -127,8 +128,10 @@ def cka_interval(X, sigma, *, median="full") -> CKAEnclosure:
     median = check_median(median)
     quad = _residual_words(X, exact_sigma, median)
     linear = _linear_part(X.tobytes(), X.shape)
-    residual = _residual_scalars(quad.hi, quad.lo, quad.error_bound, linear)
-    delta = _delta(quad.error_bound, residual.read_sq, X.shape[0])
+    words = _residual_scalars(quad.hi, quad.lo, quad.error_bound, linear)  # of E·2^−exp2, the words' units
+    unit = Fraction(2) ** quad.exp2
+    delta = _delta(quad.error_bound, words.read_sq, X.shape[0]) * unit
+    residual = _ResidualScalars(words.inner * unit, words.norm_sq * unit * unit, words.read_sq * unit * unit)
     lower, upper = _gap_ends(linear, residual, delta)
     f0_lower, f0_upper = _f0_ends(linear, X.shape[0])
     return CKAEnclosure(lower, upper, f0_lower, f0_upper, time.perf_counter() - start)

@@ -93,7 +93,13 @@ def _certificate_cached(data, shape, sigma, median, digits, corrections) -> Stru
     t = ps.rank
     xs = np.column_stack([ps.coords[i][0] for i in range(t)])
     zs = np.column_stack([ps.coords[i][1] for i in range(t)])
-    vectors = lin.vectors.columns(0, t) @ Dyadic.from_float64(xs) + Dyadic.from_float64(zs).scaled(1, -2 * shift)
+    own = np.zeros((t, t), dtype=bool)  # x's entries inside each vector's own cluster: O(1), the same at σ·2^-m
+    for a, z in ps.clusters:
+        own[a:z, a:z] = True
+    # the rest of x and all of z are linear in E to the order kept: scaled by 2^-2m, like E
+    mixed = Dyadic.from_float64(np.where(own, xs, 0.0)) + \
+        Dyadic.from_float64(np.where(own, 0.0, xs)).scaled(1, -2 * shift)
+    vectors = lin.vectors.columns(0, t) @ mixed + Dyadic.from_float64(zs).scaled(1, -2 * shift)
     eop = residual_operator(X, sigma, lin.exact, median)
     product_bits = int((digits + _GUARD_DIGITS) * _DIGIT_BITS) + 40
     top = enclose_top(lin, eop, vectors, product_bits=product_bits)
@@ -106,8 +112,8 @@ def _float64_residual(X: np.ndarray, sigma: Fraction, median: str) -> tuple[np.n
     """The centered E at σ·2^-m in float64, and m: 0, or the first multiple of 64 at which float64 holds E.
 
     Only the approximation reads it (nothing trusts it): E(σ) = 2^-2m E(σ·2^-m) (1 + O(σ⁻²)) and the expansion's
-    out-of-span part is linear in E to that order, so the caller scales it by 2^-2m; the in-span coordinates
-    differ from e_i below float64's resolution either way, and the residual correction restores them.
+    out-of-span part and its in-span coordinates on the other clusters' eigenvectors are linear in E to that
+    order, so the caller scales them by 2^-2m (unscaled, they leave an E-sized residual: no digit of an angle).
     """
     for shift in range(0, _MAX_SHIFT + 1, 64):
         try:
@@ -131,7 +137,9 @@ def _corrected(lin: LinearEnclosure, top: TopEnclosure) -> Dyadic:
     theta = [(v.columns(i, i + 1).T @ top.products.columns(i, i + 1)).entry(0, 0) / c
              for i, c in enumerate(v.column_squares())]
     residual = top.products - v.scale_columns(*_dyadic_diagonal(theta, 2 * lin.bits))
-    r = residual.to_float64()
+    # r is E-sized (below float64's range past σ ≈ 2^500): read as r·2^-s, the correction (linear in r) scaled back
+    s = _exponent(residual.max_abs())
+    r = residual.scaled(1, -s).to_float64()
     w = lin.vectors.to_float64()
     coefficients = w.T @ r  # r × t
     th = np.array([float(x) for x in theta])
@@ -140,7 +148,12 @@ def _corrected(lin: LinearEnclosure, top: TopEnclosure) -> Dyadic:
     for a, z in top.runs:
         denominators[a:z, a:z] = np.inf  # inside a run the block's Rayleigh–Ritz decides the mixing
     correction = w @ (coefficients / denominators) + (r - w @ coefficients) / th[None, :]
-    return v + Dyadic.from_float64(correction)
+    return v + Dyadic.from_float64(correction).scaled(1, s)
+
+
+def _exponent(x: Fraction) -> int:
+    """An integer near log2 x (0 for x = 0): a power of two that brings x near 1."""
+    return x.numerator.bit_length() - x.denominator.bit_length() if x else 0
 
 
 def _dyadic_diagonal(values, bits: int) -> tuple[list[int], int]:

@@ -42,6 +42,11 @@ Since H L H = L and ‖H E H‖_F ≤ ‖E‖_F, the error bound is ‖e_G‖_F 
 above, evaluated in float64 and inflated by a factor covering that evaluation's own rounding, plus 2⁻¹⁰⁶⁰ per
 entry for float64 words in the subnormal range.
 
+E alone (:func:`centered_residual_words`) is held as words of E·2^−x where E's a-priori size (σ_X²û_max²/2, û_max
+from the bound on D) is below 2^−512, x its binary exponent: ŝ·2^−x is exact in binary128, every error above is
+relative or scales with it, and E keeps its ~106 bits where float64 words would lose it (from σ ≈ 2^256 on
+unit-scale data; the 2⁻¹⁰⁶⁰ per entry was the whole bound from σ ≈ 2^530). Elsewhere x = 0; A is never scaled.
+
 Assumptions: binary128 +, −, ×, ÷ and the float64 ↔ binary128 conversions are correctly rounded to nearest
 (SLEEF documents its add/sub/mul/div as 0.5 ulp); SLEEF's ``Sleef_expm1q1_u10``, which numpy-quaddtype calls for
 ``np.expm1``, errs by at most 1.0 ulp (SLEEF quad reference: "The error bound of the returned value is 1.0 ULP");
@@ -74,6 +79,7 @@ _WIDE_BITS = 320  # working precision of the bandwidth scalars before their one 
 _WORDS = 2.0**-106  # relative error of a binary128 value held as two float64 words
 _TINY = 2.0**-1060  # per-entry allowance for float64 words in the subnormal range
 _QUAD_EXP = 16000  # keep every scaled quantity well inside the binary128 normal range (2^±16382)
+_SCALED_BELOW = -512  # E's words are scaled up where its a-priori size is below 2^this (float64 would lose it)
 _BLOCK_ENTRIES = 2**20  # entries per row block: ~16 MB per binary128 temporary
 _SERIES_TERMS = 19  # (1/16)^19 / 21! < 2^-140: the truncated tail is far below one binary128 rounding
 _FLOAT_EXACT = 2**53  # integers up to this are exact in float64, and so are sums that stay within it
@@ -91,11 +97,11 @@ class QuadGram:
     Attributes
     ----------
     hi, lo : ndarray of float64, shape (N, N)
-        hi = fl64(Â), lo = fl64(Â − hi), Â the binary128 result; both exactly symmetric. hi + lo is not Â
-        itself but within 2⁻¹⁰⁶|Â| of it, entrywise.
+        hi = fl64(Â), lo = fl64(Â − hi), Â the binary128 result of A·2^−exp2; both exactly symmetric. hi + lo is
+        not Â itself but within 2⁻¹⁰⁶|Â| of it, entrywise.
     error_bound : float
-        Upper bound on ‖A − (hi + lo)‖_F for the exact A of the exact X and σ, under the assumptions of the
-        module docstring.
+        Upper bound on ‖A·2^−exp2 − (hi + lo)‖_F for the exact A of the exact X and σ, under the assumptions of
+        the module docstring.
     sigma : Fraction
         The requested bandwidth, exact (as :func:`precise_kpca.validation.parse_sigma` reads it).
     sigma_x : mpmath.mpf
@@ -114,6 +120,7 @@ class QuadGram:
     median_distance: mpmath.mpf | None
     median: str
     standardized: bool
+    exp2: int = 0  # the words hold A·2^−exp2 (nonzero only for E past the float64 range: module docstring)
 
     @property
     def meta(self) -> dict:
@@ -125,7 +132,8 @@ def centered_residual_words(X, sigma, *, median="full", standardized=True, block
     """E = H G H = σ_X² H K_G H − L alone (the structured path's perturbation), in binary128 as float64 words.
 
     Same computation, bound and parameters as :func:`scaled_gaussian_gram_words` without the linear part, so E
-    keeps ~106 bits relative to its own size even where ‖E‖ ≪ ‖L‖.
+    keeps ~106 bits relative to its own size even where ‖E‖ ≪ ‖L‖; where E is below float64's range its words
+    hold E·2^−exp2 (``QuadGram.exp2``, module docstring).
     """
     return _build(X, sigma, median, standardized, block_rows, include_linear=False)
 
@@ -175,21 +183,30 @@ def kept_words(X, sigma, *, median="full", linear: bool) -> QuadGram:
 
 @lru_cache(maxsize=2)  # A and E of one σ
 def _kept(data: bytes, shape: tuple, sigma: Fraction, median: str, linear: bool) -> QuadGram:
-    first = _kept_first(data, shape, sigma, median)
+    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+    first = _kept_first(data, shape, sigma, median, 0 if linear else _residual_exp2(X, sigma, median, True))
     return _second_pass(first.copy(), _data_side(data, shape, median, True)[2], include_linear=linear)
 
 
-@lru_cache(maxsize=1)
-def _kept_first(data: bytes, shape: tuple, sigma: Fraction, median: str) -> "_FirstPass":
+@lru_cache(maxsize=1)  # keyed by the words' scale: A and E share it wherever E is unscaled (wherever A is read)
+def _kept_first(data: bytes, shape: tuple, sigma: Fraction, median: str, exp2: int) -> "_FirstPass":
     X = np.frombuffer(data, dtype=np.float64).reshape(shape)
-    return _first_pass(X, sigma, median, True, None)
+    return _first_pass(X, sigma, median, True, None, exp2)
 
 
 def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) -> QuadGram:
     X = check_data(X)
-    first = _first_pass(X, parse_sigma(sigma), check_median(median), standardized, block_rows)
+    sigma, median = parse_sigma(sigma), check_median(median)
+    exp2 = 0 if include_linear else _residual_exp2(X, sigma, median, standardized)
+    first = _first_pass(X, sigma, median, standardized, block_rows, exp2)
     squares = _data_side(X.tobytes(), X.shape, first.median, standardized)[2]
     return _second_pass(first, squares, include_linear=include_linear)
+
+
+def _residual_exp2(X, sigma: Fraction, median: str, standardized: bool) -> int:
+    """x of E's words E·2^−x (module docstring): 0, or the exponent of E's a-priori size below 2^_SCALED_BELOW."""
+    exact, median_sq, _ = _data_side(X.tobytes(), X.shape, median, standardized)
+    return _bandwidth(sigma, median_sq, X, exact.exp2).residual_exp2
 
 
 @dataclass
@@ -207,17 +224,19 @@ class _FirstPass:
     sigma: Fraction
     median: str
     standardized: bool
+    exp2: int  # the words hold Ĝ·2^−exp2
 
     def copy(self) -> "_FirstPass":
         """A copy whose words the second pass may overwrite (the kept first pass serves A and E)."""
         return _FirstPass(self.hi.copy(), self.lo.copy(), self.sums, self.abs_means, self.norm_g, self.blocks,
-                          self.scales, self.sigma, self.median, self.standardized)
+                          self.scales, self.sigma, self.median, self.standardized, self.exp2)
 
 
-def _first_pass(X, exact_sigma, median, standardized, block_rows) -> _FirstPass:
+def _first_pass(X, exact_sigma, median, standardized, block_rows, exp2: int) -> _FirstPass:
     n = X.shape[0]
     exact, median_sq, squares = _data_side(X.tobytes(), X.shape, median, standardized)
     scales = _bandwidth(exact_sigma, median_sq, X, exact.exp2)
+    s2 = scales.s2 * _quad_scalar(libmp.from_man_exp(1, -exp2))  # exact: a power of two within binary128's range
     rows_per_block = _block_rows(block_rows, n)
     blocks = [slice(i, min(i + rows_per_block, n)) for i in range(0, n, rows_per_block)]
     coef_g, coef_d = _residual_coefficients(squares.distance_error)
@@ -231,12 +250,12 @@ def _first_pass(X, exact_sigma, median, standardized, block_rows) -> _FirstPass:
     for rows in blocks:
         upper = slice(rows.start, n)
         dist = np.ascontiguousarray(squares.distances(rows)[:, upper])
-        g, series = _residual_block(dist, scales.c, scales.s2)
+        g, series = _residual_block(dist, scales.c, s2)
         _to_words(g, hi[rows, upper], lo[rows, upper])
         # series entries: relative error only; expm1 entries: expm1's absolute error u·û survives the cancellation
         relative = coef_g + _WORDS + np.where(series, _SERIES_ERROR, 0.0)
-        absolute = 0.0 if series.all() else np.where(series, 0.0,
-                                                     coef_d * squares.distances_float64(rows)[:, upper])
+        absolute = 0.0 if series.all() else np.where(
+            series, 0.0, coef_d * np.ldexp(squares.distances_float64(rows)[:, upper], -exp2))
         _add_upper(norm_g, relative * np.abs(hi[rows, upper]) + absolute + _TINY, rows)
         _mirror(hi, lo, rows)
 
@@ -246,7 +265,7 @@ def _first_pass(X, exact_sigma, median, standardized, block_rows) -> _FirstPass:
     for rows in blocks:
         sums[rows] = np.add.reduce(hi[rows].astype(_Q) + lo[rows].astype(_Q), axis=1)
         abs_means[rows] = np.abs(hi[rows]).sum(axis=1) / n
-    return _FirstPass(hi, lo, sums, abs_means, norm_g, blocks, scales, exact_sigma, median, standardized)
+    return _FirstPass(hi, lo, sums, abs_means, norm_g, blocks, scales, exact_sigma, median, standardized, exp2)
 
 
 def _second_pass(first: _FirstPass, squares: "_ExactSquares", *, include_linear: bool) -> QuadGram:
@@ -291,6 +310,7 @@ def _second_pass(first: _FirstPass, squares: "_ExactSquares", *, include_linear:
         median_distance=None if scales.d_x is None else _round_mpf(scales.d_x),
         median=first.median,
         standardized=first.standardized,
+        exp2=first.exp2,
     )
 
 
@@ -508,6 +528,7 @@ class _Scales:
     d_x: object  # 320-bit mpf or None
     s2: object  # σ_X² rounded to binary128
     c: object  # 1/(2σ_X²) rounded to binary128
+    residual_exp2: int  # x of E's words E·2^−x (module docstring)
 
 
 def _bandwidth(sigma: Fraction, median_sq, X: np.ndarray, exp2: int) -> _Scales:
@@ -527,10 +548,13 @@ def _bandwidth(sigma: Fraction, median_sq, X: np.ndarray, exp2: int) -> _Scales:
     s2 = s * s
     c = 1 / (2 * s2)
     top = ctx.mag(X.shape[1] * (2 * ctx.mpf(max(float(np.abs(X).max()), 2.0**exp2))) ** 2)
-    if max(abs(ctx.mag(s2)), abs(ctx.mag(c) + 2 * exp2), abs(ctx.mag(c) + top)) > _QUAD_EXP:
+    size = ctx.mag(s2) + 2 * (ctx.mag(c) + top)  # ≥ log2 of σ_X²û²/2 ≥ Ĝ for every û ≤ ĉ·max D
+    residual_exp2 = size if size < _SCALED_BELOW else 0
+    if max(abs(ctx.mag(s2)), abs(ctx.mag(c) + 2 * exp2), abs(ctx.mag(c) + top),
+           abs(ctx.mag(s2) - residual_exp2)) > _QUAD_EXP:
         raise ValueError(f"sigma={ctx.nstr(requested, 6)} puts |x_i - x_j|^2/2sigma_X^2 outside the binary128 range; "
                          "use backend='mp'")
-    return _Scales(s, d_x, _quad_scalar(s2._mpf_), _quad_scalar(c._mpf_))
+    return _Scales(s, d_x, _quad_scalar(s2._mpf_), _quad_scalar(c._mpf_), int(residual_exp2))
 
 
 def _block_rows(block_rows, n: int) -> int:

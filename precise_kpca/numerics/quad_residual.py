@@ -7,11 +7,14 @@ Suitable for working precisions up to ~30 digits (:data:`MAX_DPS`): beyond, E it
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..backends import MPBackend
 from ..backends.mp import fixed_point_integers
 from ..backends.ozaki import FixedMatrix, matmul
+from .kernels import Float64Underflow, sigma_text
 from .quad_gram import centered_residual_words
 
 MAX_DPS = 30
@@ -36,13 +39,18 @@ class QuadResidualOperator:
         words = centered_residual_words(X, sigma, median=median)
         self.backend = backend
         self.shape = words.hi.shape
+        self._exp2 = words.exp2  # the words hold E·2^−exp2 where E is below float64's range
         self._hi = words.hi
         self._fixed = FixedMatrix.from_words([words.hi, words.lo], bits=_E_BITS)
-        self.frobenius = float(np.linalg.norm(words.hi))
-        self.error_bound = words.error_bound + self.shape[0] * self._fixed.error_bound
+        self.frobenius = math.ldexp(float(np.linalg.norm(words.hi)), self._exp2)
+        if not self.frobenius >= np.finfo(np.float64).tiny:
+            raise Float64Underflow(f"sigma={sigma_text(words.sigma)}: ‖E‖ is below the float64 range; "
+                                   "it needs the mp residual")
+        bound = words.error_bound + self.shape[0] * self._fixed.error_bound
+        self.error_bound = math.nextafter(math.ldexp(bound, self._exp2), math.inf)  # ldexp may round down
 
     def to_float64(self) -> np.ndarray:
-        return self._hi
+        return np.ldexp(self._hi, self._exp2)
 
     def dot(self, b: np.ndarray) -> np.ndarray:
         """E·b for an object array of backend mpf, shape (N,) or (N, m); exact product, one rounding per entry."""
@@ -52,4 +60,4 @@ class QuadResidualOperator:
         ints, exp2 = fixed_point_integers(matrix, bits)
         fixed = FixedMatrix.from_integers(np.array(ints, dtype=object).reshape(matrix.shape), exp2)
         product, e = matmul(self._fixed, fixed, bits=bits).to_integers()
-        return self.backend.from_scaled_integers(product, e).reshape(self.shape[:1] + b.shape[1:])
+        return self.backend.from_scaled_integers(product, e + self._exp2).reshape(self.shape[:1] + b.shape[1:])
