@@ -45,7 +45,7 @@ def _q(x: Fraction):
 
 
 @pytest.mark.parametrize("name", sorted(SETS))
-@pytest.mark.parametrize("log2_sigma, corrected", [(200, False), (200, True), (400, True)])
+@pytest.mark.parametrize("log2_sigma, corrected", [(200, False), (200, True), (400, True), (1000, True)])
 def test_tied_eigenvalues_are_enclosed_to_the_digits_of_their_shift(name, log2_sigma, corrected):
     """Every eigenvalue of an exact tie: its enclosure holds the reference and is 10^-20 of its shift μ_i − λ_i
     wide (it was 2‖E‖ wide, Weyl's, from σ = 2^200 on: 0 digits). The route's first certificate (the expansion's
