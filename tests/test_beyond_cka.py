@@ -57,3 +57,17 @@ def test_adversarial_search_improves_on_its_start():
     X, s, value = adversarial_search(4, 1, restarts=1, seed=1)
     start = np.random.default_rng(1).standard_normal((4, 1))
     assert value >= float_ratio(start, 0.5) and 0 < s < 1 and X.shape == (4, 1)
+
+
+@pytest.mark.parametrize("n, d", [(4, 1), (6, 2)])
+def test_adversarial_search_stays_in_range_and_is_certified(n, d):
+    """Nelder–Mead drives the bandwidth coordinate far out (math.exp overflowed there); s stays in
+    [SEARCH_S_MIN, 1] and the float64 ratio found is the rigorous one at that configuration."""
+    from precise_kpca.asymptotics.cka_constant import SEARCH_S_MIN
+    from precise_kpca.numerics.geometry import geometry
+
+    X, s, value = adversarial_search(n, d, restarts=3)
+    assert SEARCH_S_MIN <= s <= 1
+    sigma = Fraction(geometry(X).eccentricity / (2 * s))
+    r = ratio_interval(X, sigma)
+    assert value == pytest.approx((r.lower + r.upper) / 2, rel=2**20 * EPS)

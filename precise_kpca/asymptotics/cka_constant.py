@@ -19,6 +19,7 @@ from fractions import Fraction
 import flint
 import numpy as np
 from scipy.optimize import minimize
+from scipy.special import expit
 from scipy.spatial.distance import pdist, squareform
 
 from ..measures import measure
@@ -125,8 +126,20 @@ def _center(M: np.ndarray) -> np.ndarray:
     return M - M.mean(axis=0) - M.mean(axis=1)[:, None] + M.mean()
 
 
+SEARCH_S_MIN = 1 / 16
+"""Smallest s = ρ/2σ the search visits. 1 − CKA = O(s⁴) is formed in float64 with an absolute error ~N·eps;
+at s = 1/16 (s⁴ ≈ 1.5e-5) that is far below it, while as s → 0 the rounding noise divided by 4s² would be
+"found" instead of the ratio (and the unbounded coordinate overflowed math.exp)."""
+
+
+def _search_s(z: float) -> float:
+    """s ∈ [SEARCH_S_MIN, 1] from an unbounded search coordinate (expit: no overflow as z → ±∞)."""
+    return SEARCH_S_MIN + (1 - SEARCH_S_MIN) * float(expit(z))
+
+
 def adversarial_search(n: int, d: int, *, restarts: int = 4, seed: int = 0) -> tuple[np.ndarray, float, float]:
-    """Maximise :func:`float_ratio` over X (n×d) and s ∈ (0, 1] by Nelder–Mead from random starts.
+    """Maximise :func:`float_ratio` over X (n×d) and s ∈ [SEARCH_S_MIN, 1] (σ from 8ρ down to Theorem 1's ρ/2)
+    by Nelder–Mead from random starts.
 
     Returns
     -------
@@ -138,8 +151,7 @@ def adversarial_search(n: int, d: int, *, restarts: int = 4, seed: int = 0) -> t
     best = (None, 0.0, -math.inf)
 
     def objective(z):
-        s = 1 / (1 + math.exp(-z[-1]))  # s ∈ (0, 1)
-        return -float_ratio(z[:-1].reshape(n, d), s)
+        return -float_ratio(z[:-1].reshape(n, d), _search_s(z[-1]))
 
     for _ in range(restarts):
         start = np.concatenate([rng.standard_normal(n * d), [0.0]])
@@ -147,6 +159,6 @@ def adversarial_search(n: int, d: int, *, restarts: int = 4, seed: int = 0) -> t
                           options=dict(maxiter=400 * (n * d + 1), xatol=1e-6, fatol=1e-10))
         if -result.fun > best[2]:
             X = result.x[:-1].reshape(n, d).astype(np.float32).astype(np.float64)
-            s = 1 / (1 + math.exp(-result.x[-1]))
+            s = _search_s(result.x[-1])
             best = (X, s, float_ratio(X, s))
     return best
