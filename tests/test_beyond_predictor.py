@@ -64,6 +64,10 @@ def test_cli_ties_part(tmp_path, data_dir, capsys):
     assert main(["study", "beyond", "--data-dir", str(data_dir), "--parts", "ties", "--out", str(tmp_path)]) == 0
     certs = pd.read_csv(tmp_path / "ties_certificates.csv").set_index("dataset")
     assert certs.loc["tic-tac-toe", "forced_pairs"] == 235
+    pairs = pd.read_csv(tmp_path / "ties_pairs.csv").set_index(["dataset", "log2_sigma"])
+    assert pairs.loc[("tic-tac-toe", -2), "exact"] and pairs.loc[("tic-tac-toe", -2), "isolated_pairs"] == 235
+    runs = pd.read_csv(tmp_path / "ties_pairs_runs.csv")
+    assert ((runs["dataset"] == "tic-tac-toe") & (runs["kind"] == "pair")).sum() == pairs.xs("tic-tac-toe")["isolated_pairs"].sum()
     assert (tmp_path / "summary.md").is_file() and "ties_splitting" in capsys.readouterr().out
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 from ..asymptotics.cka_constant import adversarial_search, certified_sup, ratio_interval, unit_vectors_and_origins
 from ..asymptotics.predictor import KS, comparison, features
 from ..asymptotics.repeated import cross_family, tie_splitting
-from ..asymptotics.symmetry import board_moves, dihedral_certificate, square_moves, square_orbits
+from ..asymptotics.symmetry import board_moves, dihedral_certificate, pairs_in_spectrum, square_moves, square_orbits
 from ..measures import measure
 from ..measures.onset import PAPER_FIT_LOG2_SIGMA, PAPER_GRID, onset_from_curve
 from ..studies import convergence_curve
@@ -27,6 +27,8 @@ from .tables import capped_log2, weakest_guarantee
 CURVE_DIGITS = 8
 """Digits requested per curve point: the study's default, so ``reproduce`` and this study share stored points."""
 SQUARE_POINTS = ((3, 1), (2, 0), (5, 5), (7, 2))
+PAIR_LOG2_SIGMAS = (-2, 0, 4)
+"""σ of the per-σ pair certificate (:func:`pairs_tables`)."""
 
 
 def onsets_and_values(curve: pd.DataFrame) -> pd.DataFrame:
@@ -121,6 +123,29 @@ def ties_table(tic_tac_toe: np.ndarray | None) -> pd.DataFrame:
                          m_psi1=cert.two_dim[0], forced_pairs=cert.forced_pairs,
                          chi_rotations=cert.rotation_fixed, chi_reflections=cert.reflection_fixed))
     return pd.DataFrame(rows)
+
+
+def pairs_tables(tic_tac_toe: np.ndarray | None, log2_sigmas=PAIR_LOG2_SIGMAS) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The forced pairs in the certified spectrum per σ (:func:`~precise_kpca.asymptotics.symmetry.pairs_in_spectrum`):
+    a summary row per (data set, σ) — runs of each kind, and ``exact`` when every run is a simple eigenvalue or an
+    isolated forced pair — and one row per run (indices, kind, forced-pair eigenvalues held, interval ends)."""
+    sets = [("square orbits", square_orbits(SQUARE_POINTS), square_moves())]
+    if tic_tac_toe is not None:
+        sets.insert(0, ("tic-tac-toe", tic_tac_toe, board_moves()))
+    summary, runs = [], []
+    for name, X, moves in sets:
+        for p in log2_sigmas:
+            found = pairs_in_spectrum(X, *moves, Fraction(2) ** p)
+            clusters = [r for r in found.runs if r.kind == "cluster"]
+            summary.append(dict(dataset=name, log2_sigma=p, N=X.shape[0], forced_pairs=found.forced_pairs,
+                                isolated_pairs=found.count("pair"), simple=found.count("simple"),
+                                apparent_pairs=found.count("apparent"), clusters=len(clusters),
+                                cluster_eigenvalues=sum(r.stop - r.start for r in clusters),
+                                forced_in_clusters=sum(r.paired for r in clusters),
+                                unattributed_runs=found.count("unattributed"), exact=found.exact))
+            runs += [dict(dataset=name, log2_sigma=p, start=r.start, stop=r.stop, kind=r.kind, paired=r.paired,
+                          lower=float(r.lower), upper=float(r.upper)) for r in found.runs]
+    return pd.DataFrame(summary), pd.DataFrame(runs)
 
 
 def tie_measure_table(X: np.ndarray, k: int, log2_sigmas, name: str) -> pd.DataFrame:
