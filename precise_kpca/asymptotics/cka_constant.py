@@ -3,8 +3,11 @@ search for data that make it large.
 
 Guarantee. :func:`ratio_interval` is rigorous: ``measure(X, "cka", σ)`` encloses 1 − CKA (frobenius-enclosure
 engine, exact data) and ρ² is an Arb ball from the exact squared distances, so the ratio's interval is a ball
-quotient. A grid maximum of lower ends is a certified *lower* bound on C(X) (the sup over the continuum is not
-certified: between grid points nothing is claimed). :func:`adversarial_search` is float64 and heuristic; what it
+quotient; its lower end is a certified *lower* bound on C(X). :func:`sup_bounds` certifies an *upper*
+bound on the sup over the whole continuum σ ≥ ρ/2 as well, by branch and bound: every σ-range
+[σ_a, σ_b] gets one upper end of 1 − CKA valid on all of it
+(:func:`~precise_kpca.measures.cka_enclosed.cka_upper_over`), times σ_b²/ρ²; the range [σ_T, ∞) gets its
+σ_T²/ρ² multiple (the ratio's bound there increases with 1/σ²); ranges whose bound exceeds the target are split. :func:`adversarial_search` is float64 and heuristic; what it
 finds is handed back to :func:`ratio_interval`. proofs/theorem1 shows that no data-independent C exists (the
 family :func:`unit_vectors_and_origins`), so C(X) is a property of each data set.
 
@@ -22,7 +25,9 @@ from scipy.optimize import minimize
 from scipy.special import expit
 from scipy.spatial.distance import pdist, squareform
 
+from ..errors import InsufficientPrecision
 from ..measures import measure
+from ..measures.cka_enclosed import cka_upper_over
 from ..measures.results import arb_ends
 from ..numerics.exact_geometry import ExactEccentricity
 from ..validation import check_data
@@ -100,11 +105,81 @@ def _up(v) -> float:
     return f if f >= v else math.nextafter(f, math.inf)
 
 
-def certified_sup(X, sigmas=None, *, digits: int = 6) -> tuple[float, list[Ratio]]:
-    """max over the grid of the certified lower ends (a lower bound on C(X)), and every grid point."""
-    grid = sigma_grid(X) if sigmas is None else list(sigmas)
-    ratios = [ratio_interval(X, sigma, digits=digits) for sigma in grid]
-    return max(r.lower for r in ratios), ratios
+@dataclass(frozen=True)
+class SupBounds:
+    """Certified bounds on C(X) = sup_{σ ≥ ρ/2} (1 − CKA)/(ρ/σ)² (:func:`sup_bounds`).
+
+    Attributes
+    ----------
+    lower : float
+        A certified value of the ratio at some σ ≥ ρ/2 (rounded down): C(X) ≥ lower.
+    upper : float
+        C(X) ≤ upper (rounded up).
+    at_sigma : Fraction
+        Where ``lower`` was found.
+    evaluations : int
+        σ-ranges bounded.
+    converged : bool
+        upper ≤ (1 + tolerance)·lower was reached within the evaluations allowed.
+    """
+
+    lower: float
+    upper: float
+    at_sigma: Fraction
+    evaluations: int
+    converged: bool
+
+
+def sup_bounds(X, *, tolerance=Fraction(1, 4), max_evaluations: int = 200) -> SupBounds:
+    """Branch and bound for C(X) over σ ≥ ρ/2 (module docstring): split the range with the largest bound until
+    it is within (1 + tolerance) of the best certified value, or ``max_evaluations`` ranges were bounded.
+
+    The ranges cover [σ_s, ∞) with σ_s a dyadic at or below ρ/2 (a superset: the bound stays an upper bound);
+    values at σ < ρ/2 never enter ``lower``.
+    """
+    import heapq
+
+    X = check_data(X)
+    with flint.ctx.workprec(_BALL_PREC):
+        rho2 = flint.arb(ExactEccentricity(X).rho_squared())
+        rho2_lo, rho2_hi = (_fraction(end) for end in arb_ends(rho2))
+        half = float(rho2.sqrt().lower()) / 2
+    e = math.frexp(half)[1] - 8
+    start = Fraction(math.floor(half / 2.0**e)) * Fraction(2) ** e
+    first = ratio_interval(X, sigma_grid(X)[0])  # the first dyadic ≥ ρ/2
+    best, at, count = first.lower, first.sigma, 0
+    heap = []
+
+    def bound(a, b):
+        nonlocal best, at, count
+        count += 1
+        try:
+            gap = _fraction(cka_upper_over(X, a, b))
+        except InsufficientPrecision:
+            return math.inf
+        if b != math.inf and 4 * b * b >= rho2_hi:  # b ≥ ρ/2: a certified value of the ratio there
+            value = ratio_interval(X, b)
+            if value.lower > best:
+                best, at = value.lower, b
+        return _up(gap * (a if b == math.inf else b) ** 2 / rho2_lo)
+
+    edges = [start * Fraction(k, 8) for k in range(8, 33)]
+    for a, b in list(zip(edges, edges[1:])) + [(edges[-1], math.inf)]:
+        heapq.heappush(heap, (-bound(a, b), a, b))
+    while count < max_evaluations and -heap[0][0] > (1 + tolerance) * best:
+        _, a, b = heapq.heappop(heap)
+        middle = 2 * a if b == math.inf else (a + b) / 2
+        for piece in ((a, middle), (middle, b)):
+            heapq.heappush(heap, (-bound(*piece), *piece))
+    upper = -heap[0][0]
+    return SupBounds(best, upper, at, count, upper <= (1 + tolerance) * best)
+
+
+def _fraction(v) -> Fraction:
+    """An exact binary mpf as a Fraction."""
+    sign, man, exp, _ = v._mpf_
+    value = int(man) * Fraction(2) ** exp
+    return -value if sign else value
 
 
 # -- heuristic search ------------------------------------------------------------------------------------------
