@@ -19,10 +19,10 @@ from ..asymptotics.predictor import KS, comparison, features
 from ..asymptotics.repeated import cross_family, tie_splitting
 from ..asymptotics.symmetry import board_moves, dihedral_certificate, pairs_in_spectrum, square_moves, square_orbits
 from ..measures import measure
-from ..measures.onset import PAPER_FIT_LOG2_SIGMA, PAPER_GRID, onset_from_curve
+from ..measures.onset import PAPER_FIT_LOG2_SIGMA, PAPER_GRID, TOLERANCE_LOG2
 from ..studies import convergence_curve
 from .study import StudyData
-from .tables import capped_log2, weakest_guarantee
+from .tables import capped_log2, onset_detail, weakest_guarantee
 
 CURVE_DIGITS = 8
 """Digits requested per curve point: the study's default, so ``reproduce`` and this study share stored points."""
@@ -33,16 +33,27 @@ PAIR_LOG2_SIGMAS = (-2, 0, 4)
 
 def onsets_and_values(curve: pd.DataFrame) -> pd.DataFrame:
     """Per k: the paper-protocol onset (grid −4…8, asymptote through 2⁷, "256+" as 256 in ``log2_onset``) and
-    the log2 normalized EigenDist at 2⁷ (Table IV), from a curve frame of the eigenprojection measure."""
+    the log2 normalized EigenDist at 2⁷ (Table IV), from a curve frame of the eigenprojection measure.
+
+    The onset reads the points from 2⁸ down to the first outside the ±0.25 band (and the fit at 2⁷):
+    ``guarantee`` and ``onset_digits`` are the weakest over those points alone (an undetermined point below the
+    decisive one does not enter), and ``onset_margin`` is the least distance of their deviations from the band's
+    edge (log2 units): the onset is proven when the guarantee is rigorous and the margin exceeds the intervals'
+    widths (~10^−digits)."""
     rows = []
     for k, part in curve.groupby("k"):
         part = part[part["log2_sigma"].isin(PAPER_GRID)].sort_values("log2_sigma")
-        onset = onset_from_curve(part["log2_sigma"].tolist(), part["normalized"].astype(float).tolist(),
-                                 PAPER_FIT_LOG2_SIGMA)
+        detail = onset_detail(part, PAPER_GRID, PAPER_FIT_LOG2_SIGMA)
+        onset = detail["onset"]
+        lowest = min(PAPER_GRID) if detail["decisive"] is None else detail["decisive"]
+        read = part[(part["log2_sigma"] >= lowest) | (part["log2_sigma"] == PAPER_FIT_LOG2_SIGMA)]
+        margin = min((abs(abs(detail["deviations"][int(p)][0]) - TOLERANCE_LOG2) for p in read["log2_sigma"]
+                      if p != PAPER_FIT_LOG2_SIGMA), default=math.nan)
         at7 = part[part["log2_sigma"] == PAPER_FIT_LOG2_SIGMA].iloc[0]
         rows.append(dict(k=int(k), onset=onset, log2_onset=math.nan if math.isnan(onset) else capped_log2(onset),
+                         onset_margin=margin, onset_digits=int(read["certified_digits"].min()),
                          normalized_2_7=float(at7["normalized"]), value_2_7=float(at7["value"]),
-                         guarantee=weakest_guarantee(part["guarantee"])))
+                         digits_2_7=int(at7["certified_digits"]), guarantee=weakest_guarantee(read["guarantee"])))
     return pd.DataFrame(rows)
 
 
@@ -61,7 +72,8 @@ def predictor_table(data: dict[str, StudyData], *, store=None, executor="serial"
         for r in found.itertuples():
             rows.append(dict(dataset=name, rows=item.X.shape[0], k=r.k, rho=item.rho, gap=feats.gaps[r.k],
                              C_k=feats.constants[r.k], C_k_digits=feats.digits[r.k], onset=r.onset,
-                             log2_onset=r.log2_onset, normalized_2_7=r.normalized_2_7, value_2_7=r.value_2_7,
+                             log2_onset=r.log2_onset, onset_margin=r.onset_margin, onset_digits=r.onset_digits,
+                             normalized_2_7=r.normalized_2_7, value_2_7=r.value_2_7, digits_2_7=r.digits_2_7,
                              first_order_2_7=feats.constants[r.k] / 2.0 ** (2 * PAPER_FIT_LOG2_SIGMA),
                              guarantee=r.guarantee))
     return pd.DataFrame(rows)
