@@ -84,7 +84,8 @@ def test_cli_ties_part(tmp_path, data_dir, capsys):
     pairs = pd.read_csv(tmp_path / "ties_pairs.csv").set_index(["dataset", "log2_sigma"])
     assert pairs.loc[("tic-tac-toe", -2), "exact"] and pairs.loc[("tic-tac-toe", -2), "isolated_pairs"] == 235
     runs = pd.read_csv(tmp_path / "ties_pairs_runs.csv")
-    assert ((runs["dataset"] == "tic-tac-toe") & (runs["kind"] == "pair")).sum() == pairs.xs("tic-tac-toe")["isolated_pairs"].sum()
+    isolated = pairs.xs("tic-tac-toe")["isolated_pairs"].sum()
+    assert ((runs["dataset"] == "tic-tac-toe") & (runs["kind"] == "pair")).sum() == isolated
     assert (tmp_path / "summary.md").is_file() and "ties_splitting" in capsys.readouterr().out
 
 

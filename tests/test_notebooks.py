@@ -12,8 +12,8 @@ REDUCED = {
     "quickstart.ipynb": {"PRECISE_KPCA_NB_ROWS": "20"},
     "paper_figures.ipynb": {"PRECISE_KPCA_NB_ROWS": "9", "PRECISE_KPCA_NB_MAX_LOG2": "10", "PRECISE_KPCA_NB_KS": "1,2",
                             "PRECISE_KPCA_NB_DATASETS": "wine,banknote-authentication"},
-    "beyond.ipynb": {"PRECISE_KPCA_NB_ROWS": "20", "PRECISE_KPCA_NB_DATASETS": "wine,balloon,banknote-authentication,cpu",
-                     "PRECISE_KPCA_NB_SEARCH": "4x1"},
+    "beyond.ipynb": {"PRECISE_KPCA_NB_ROWS": "20", "PRECISE_KPCA_NB_SEARCH": "4x1",
+                     "PRECISE_KPCA_NB_DATASETS": "wine,balloon,banknote-authentication,cpu"},
 }
 
 

@@ -1,15 +1,15 @@
-"""Theorem 1's constant: C(X) = sup_{σ ≥ ρ/2} (1 − CKA(K_G(σ), K_lin)) / (ρ/σ)², certified on a σ grid, and the
-search for data that make it large.
+"""Theorem 1's constant: C(X) = sup_{σ ≥ ρ/2} (1 − CKA(K_G(σ), K_lin)) / (ρ/σ)², certified over the whole range,
+and the search for data that make it large.
 
 Guarantee. :func:`ratio_interval` is rigorous: ``measure(X, "cka", σ)`` encloses 1 − CKA (frobenius-enclosure
 engine, exact data) and ρ² is an Arb ball from the exact squared distances, so the ratio's interval is a ball
-quotient; its lower end is a certified *lower* bound on C(X). :func:`sup_bounds` certifies an *upper*
-bound on the sup over the whole continuum σ ≥ ρ/2 as well, by branch and bound: every σ-range
-[σ_a, σ_b] gets one upper end of 1 − CKA valid on all of it
-(:func:`~precise_kpca.measures.cka_enclosed.cka_upper_over`), times σ_b²/ρ²; the range [σ_T, ∞) gets its
-σ_T²/ρ² multiple (the ratio's bound there increases with 1/σ²); ranges whose bound exceeds the target are split. :func:`adversarial_search` is float64 and heuristic; what it
-finds is handed back to :func:`ratio_interval`. proofs/theorem1 shows that no data-independent C exists (the
-family :func:`unit_vectors_and_origins`), so C(X) is a property of each data set.
+quotient; its lower end is a certified *lower* bound on C(X). :func:`sup_bounds` certifies an *upper* bound on
+the sup over the whole continuum σ ≥ ρ/2 as well, by branch and bound: every σ-range [σ_a, σ_b] gets one upper
+end of 1 − CKA valid on all of it (:func:`~precise_kpca.measures.cka_enclosed.cka_upper_over`), times
+σ_b²/ρ²; the range [σ_T, ∞) gets its σ_T²/ρ² multiple (the ratio's bound there increases with 1/σ²); ranges
+whose bound exceeds the target are split. :func:`adversarial_search` is float64 and heuristic; what it finds is
+handed back to :func:`ratio_interval`. proofs/theorem1 shows that no data-independent C exists (the family
+:func:`unit_vectors_and_origins`), so C(X) is a property of each data set.
 
 Hand-written: the measure and the ball arithmetic are the library's and python-flint's; this is bookkeeping.
 """

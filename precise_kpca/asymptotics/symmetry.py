@@ -22,8 +22,8 @@ Per σ, in the certified spectrum (:func:`pairs_in_spectrum`, D_4). For D_4 the 
 irreducible on which r² acts as −I, so the ψ₁ component is the −1 eigenspace of the involution P = P_{r²}, of
 dimension (N − χ(r²))/2 = 2m₁. A = σ_X² H K_G H commutes with P, hence M = A(I − P)/2 + c(I + P)/2 has spectrum
 {the forced-pair eigenvalues of A (each twice)} ∪ {c, N − 2m₁ times}: entries (A_ij − A_iπ(j))/2 plus c/2 at
-(i, i) and (i, π(i)), no square root. A is positive semidefinite: with c = −2^e < 0 the two parts are apart. Both A and M are
-enclosed by :func:`~precise_kpca.certify.float64_enclosure.enclose_float64` (a-priori float64 bounds, counting:
+(i, i) and (i, π(i)), no square root. A is positive semidefinite: with c = −2^e < 0 the two parts are apart.
+Both A and M are enclosed by :func:`~precise_kpca.certify.float64_enclosure.enclose_float64` (a-priori float64 bounds, counting:
 each disjoint run of intervals holds exactly as many eigenvalues as it has indices). Every eigenvalue of M above
 c/2 is an eigenvalue of A; a run of M's intervals meeting one run of A's alone puts its eigenvalues there. So a run
 of A's of size 2 holding a run of M's is a forced pair whose multiplicity is exactly 2 (isolated), a run of size
