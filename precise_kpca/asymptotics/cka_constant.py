@@ -25,7 +25,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 from scipy.spatial.distance import pdist, squareform
 
-from ..errors import InsufficientPrecision
+from ..errors import InsufficientPrecision, InternalCheckFailed
 from ..measures import measure
 from ..measures.cka_enclosed import cka_upper_over
 from ..measures.results import arb_ends
@@ -70,7 +70,7 @@ def unit_vectors_and_origins(m: int) -> np.ndarray:
 def sigma_grid(X) -> list[Fraction]:
     """Exact σ ≥ ρ/2: σ₀·GRID_STEPS, σ₀ the first 8-bit dyadic at or above ρ/2 (from the exact ρ² ball)."""
     with flint.ctx.workprec(_BALL_PREC):
-        half = float(ExactEccentricity(check_data(X)).rho_squared().sqrt().upper()) / 2
+        half = _up(arb_ends(ExactEccentricity(check_data(X)).rho_squared().sqrt())[1]) / 2  # a float ≥ ρ/2
     e = math.frexp(half)[1] - 8
     sigma0 = Fraction(math.ceil(half / 2.0**e)) * Fraction(2) ** e
     return [sigma0 * Fraction(step) for step in GRID_STEPS]
@@ -143,11 +143,13 @@ def sup_bounds(X, *, tolerance=Fraction(1, 4), max_evaluations: int = 200) -> Su
     with flint.ctx.workprec(_BALL_PREC):
         rho2 = flint.arb(ExactEccentricity(X).rho_squared())
         rho2_lo, rho2_hi = (_fraction(end) for end in arb_ends(rho2))
-        half = float(rho2.sqrt().lower()) / 2
+        half = _down(arb_ends(rho2.sqrt())[0]) / 2  # a float at or below ρ/2
     e = math.frexp(half)[1] - 8
     start = Fraction(math.floor(half / 2.0**e)) * Fraction(2) ** e
     first = ratio_interval(X, sigma_grid(X)[0])  # the first dyadic ≥ ρ/2
     best, at, count = first.lower, first.sigma, 0
+    if not 4 * first.sigma**2 >= rho2_hi:
+        raise InternalCheckFailed(f"the grid's first σ = {first.sigma} lies below ρ/2")
     heap = []
 
     def bound(a, b):
