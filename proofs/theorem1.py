@@ -15,6 +15,12 @@ matrix of blocks αI + βJ (J all ones), an algebra closed under products, so CK
 Sympy: CKA_m(q) → 0 as m → ∞ for every q ∈ (0, 1). Hence at ρ/σ = 2s the ratio tends to 1/(4s²): above any C
 once s < 1/(2√C), inside the theorem's range ρ/σ ≤ 2. The paper's spot check (≤ 0.0135 on 24 sets) is a
 property of those sets.
+
+C(X) over the continuum (the lemma behind :func:`precise_kpca.measures.cka_enclosed.cka_upper_over`). With
+g(u) = (e^{−u} − 1 + u)/u the uncentered residual is G_ij = (D_ij/2)·g(D_ij t/2), t = 1/σ_X². Then
+g′(u) = (1 − e^{−u}(1 + u))/u² and 0 ≤ g′ ≤ 1/2 on u > 0: the numerator k(u) = 1 − e^{−u}(1 + u) has k(0) = 0
+and k′ = u e^{−u} ≥ 0; and h(u) = u²/2 − k(u) has h(0) = 0 and h′ = u(1 − e^{−u}) ≥ 0. So on t ∈ [t_b, t_a]
+the entries move by at most D_ij²(t_a − t_b)/8, monotonically: one perturbation bound covers the whole range.
 """
 from __future__ import annotations
 
@@ -89,6 +95,19 @@ def family_limit() -> sp.Expr:
     return sp.limit(family_cka(), m, sp.oo)
 
 
+u = sp.symbols("u", positive=True)
+
+
+def residual_slope() -> bool:
+    """g′ = k/u² with k(0) = 0, k′ = u e^{−u} ≥ 0, and h = u²/2 − k with h(0) = 0, h′ = u(1 − e^{−u}) ≥ 0."""
+    g = (sp.exp(-u) - 1 + u) / u
+    k = 1 - sp.exp(-u) * (1 + u)
+    h = u**2 / 2 - k
+    return (sp.simplify(sp.diff(g, u) - k / u**2) == 0 and k.subs(u, 0) == 0
+            and sp.simplify(sp.diff(k, u) - u * sp.exp(-u)) == 0 and h.subs(u, 0) == 0
+            and sp.simplify(sp.diff(h, u) - u * (1 - sp.exp(-u))) == 0)
+
+
 def claims() -> list[ClaimResult]:
     rate = identity_defect() == 0 and leading_order() == 0
     limit = family_limit()
@@ -99,6 +118,10 @@ def claims() -> list[ClaimResult]:
         ClaimResult("Theorem 1 (L = K_lin), uniform C", "closed form on X_m (m unit vectors + m origins)", REFUTED,
                     f"lim_(m→∞) CKA_m(q) = {limit}; at ρ/σ = 1/4, m = 2000: (1−CKA)/(ρ/σ)² = "
                     f"{sp.N(witness, 6)} (paper's spot check 0.0135)", asserted=False),
+        ClaimResult("Theorem 1, C(X) certified over σ ≥ ρ/2", "sympy derivative identities and signs",
+                    verdict(residual_slope()),
+                    "G(σ) = (D/2)∘g(Dt/2) moves monotonically with 0 ≤ g′ ≤ 1/2: ‖E(σ) − E(σ_b)‖ ≤ ‖D∘D‖(t_a − t_b)/8 "
+                    "on [σ_a, σ_b], so branch and bound encloses sup_σ (1 − CKA)/(ρ/σ)²"),
     ]
 
 

@@ -53,17 +53,39 @@ def test_comparison_perfect_predictor():
 def test_onsets_from_exact_power_law():
     """A curve on its σ⁻² asymptote everywhere has onset 2^-4; one that is flat below 2^2 has onset 2^2."""
     p = np.arange(-4, 9)
-    on = pd.DataFrame(dict(k=1, log2_sigma=p, normalized=-2.0 * p, value=2.0 ** (-2 * p), guarantee="rigorous"))
+    on = pd.DataFrame(dict(k=1, log2_sigma=p, normalized=-2.0 * p, value=2.0 ** (-2 * p), guarantee="rigorous",
+                           certified_digits=20, normalized_lower_text="", normalized_upper_text=""))
     flat = on.assign(k=2, normalized=np.where(p < 2, -4.0, -2.0 * p))
     found = onsets_and_values(pd.concat([on, flat])).set_index("k")
     assert found.loc[1, "onset"] == 2.0**-4 and found.loc[2, "onset"] == 2.0**2
     assert found.loc[1, "normalized_2_7"] == -14
 
 
+def test_onset_guarantee_reads_only_the_points_the_onset_reads():
+    """An undetermined point (NaN, guarantee none) below the decisive one does not touch the onset's guarantee;
+    one above it does. The margin is the least distance of the read deviations from the ±0.25 band's edge."""
+    p = np.arange(-4, 9)
+    flat = np.where(p < 2, -4.0, -2.0 * p)  # decisive point at 2^1: onset 2^2
+    base = dict(k=1, log2_sigma=p, value=2.0 ** (-2 * p), certified_digits=20, normalized_lower_text="",
+                normalized_upper_text="")
+    below = pd.DataFrame(dict(base, normalized=np.where(p == -4, np.nan, flat),
+                              guarantee=np.where(p == -4, "none", "rigorous")))
+    above = below.assign(guarantee=np.where(p == 5, "heuristic", "rigorous"))
+    found = onsets_and_values(below).iloc[0]
+    assert found["onset"] == 4 and found["guarantee"] == "rigorous"
+    assert found["onset_margin"] == 0.25 and found["onset_digits"] == 20  # the points on the asymptote: 0 vs 0.25
+    assert onsets_and_values(above).iloc[0]["guarantee"] == "heuristic"
+
+
 def test_cli_ties_part(tmp_path, data_dir, capsys):
     assert main(["study", "beyond", "--data-dir", str(data_dir), "--parts", "ties", "--out", str(tmp_path)]) == 0
     certs = pd.read_csv(tmp_path / "ties_certificates.csv").set_index("dataset")
     assert certs.loc["tic-tac-toe", "forced_pairs"] == 235
+    pairs = pd.read_csv(tmp_path / "ties_pairs.csv").set_index(["dataset", "log2_sigma"])
+    assert pairs.loc[("tic-tac-toe", -2), "exact"] and pairs.loc[("tic-tac-toe", -2), "isolated_pairs"] == 235
+    runs = pd.read_csv(tmp_path / "ties_pairs_runs.csv")
+    isolated = pairs.xs("tic-tac-toe")["isolated_pairs"].sum()
+    assert ((runs["dataset"] == "tic-tac-toe") & (runs["kind"] == "pair")).sum() == isolated
     assert (tmp_path / "summary.md").is_file() and "ties_splitting" in capsys.readouterr().out
 
 

@@ -12,6 +12,8 @@ REDUCED = {
     "quickstart.ipynb": {"PRECISE_KPCA_NB_ROWS": "20"},
     "paper_figures.ipynb": {"PRECISE_KPCA_NB_ROWS": "9", "PRECISE_KPCA_NB_MAX_LOG2": "10", "PRECISE_KPCA_NB_KS": "1,2",
                             "PRECISE_KPCA_NB_DATASETS": "wine,banknote-authentication"},
+    "beyond.ipynb": {"PRECISE_KPCA_NB_ROWS": "20", "PRECISE_KPCA_NB_SEARCH": "4x1",
+                     "PRECISE_KPCA_NB_DATASETS": "wine,balloon,banknote-authentication,cpu"},
 }
 
 
@@ -29,10 +31,13 @@ def test_notebook_runs_at_reduced_size(name, data_dir, monkeypatch, tmp_path):
     for key, value in REDUCED[name].items():
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("PRECISE_KPCA_DATA", str(data_dir))
+    monkeypatch.setenv("PRECISE_KPCA_STORE", str(tmp_path / "store.sqlite"))  # never the user cache
     notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
     NotebookClient(notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
     errors = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors
+    images = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
     if name == "paper_figures.ipynb":
-        images = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
         assert len(images) >= 5  # Figs 3-8 (Fig 8 needs k >= 2)
+    if name == "beyond.ipynb":
+        assert len(images) == 1  # onset against log2 ρ and ½ log2 C_k

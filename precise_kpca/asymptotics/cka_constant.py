@@ -1,12 +1,15 @@
-"""Theorem 1's constant: C(X) = sup_{σ ≥ ρ/2} (1 − CKA(K_G(σ), K_lin)) / (ρ/σ)², certified on a σ grid, and the
-search for data that make it large.
+"""Theorem 1's constant: C(X) = sup_{σ ≥ ρ/2} (1 − CKA(K_G(σ), K_lin)) / (ρ/σ)², certified over the whole range,
+and the search for data that make it large.
 
 Guarantee. :func:`ratio_interval` is rigorous: ``measure(X, "cka", σ)`` encloses 1 − CKA (frobenius-enclosure
 engine, exact data) and ρ² is an Arb ball from the exact squared distances, so the ratio's interval is a ball
-quotient. A grid maximum of lower ends is a certified *lower* bound on C(X) (the sup over the continuum is not
-certified: between grid points nothing is claimed). :func:`adversarial_search` is float64 and heuristic; what it
-finds is handed back to :func:`ratio_interval`. proofs/theorem1 shows that no data-independent C exists (the
-family :func:`unit_vectors_and_origins`), so C(X) is a property of each data set.
+quotient; its lower end is a certified *lower* bound on C(X). :func:`sup_bounds` certifies an *upper* bound on
+the sup over the whole continuum σ ≥ ρ/2 as well, by branch and bound: every σ-range [σ_a, σ_b] gets one upper
+end of 1 − CKA valid on all of it (:func:`~precise_kpca.measures.cka_enclosed.cka_upper_over`), times
+σ_b²/ρ²; the range [σ_T, ∞) gets its σ_T²/ρ² multiple (the ratio's bound there increases with 1/σ²); ranges
+whose bound exceeds the target are split. :func:`adversarial_search` is float64 and heuristic; what it finds is
+handed back to :func:`ratio_interval`. proofs/theorem1 shows that no data-independent C exists (the family
+:func:`unit_vectors_and_origins`), so C(X) is a property of each data set.
 
 Hand-written: the measure and the ball arithmetic are the library's and python-flint's; this is bookkeeping.
 """
@@ -19,9 +22,12 @@ from fractions import Fraction
 import flint
 import numpy as np
 from scipy.optimize import minimize
+from scipy.special import expit
 from scipy.spatial.distance import pdist, squareform
 
+from ..errors import InsufficientPrecision, InternalCheckFailed
 from ..measures import measure
+from ..measures.cka_enclosed import cka_upper_over
 from ..measures.results import arb_ends
 from ..numerics.exact_geometry import ExactEccentricity
 from ..validation import check_data
@@ -64,7 +70,7 @@ def unit_vectors_and_origins(m: int) -> np.ndarray:
 def sigma_grid(X) -> list[Fraction]:
     """Exact σ ≥ ρ/2: σ₀·GRID_STEPS, σ₀ the first 8-bit dyadic at or above ρ/2 (from the exact ρ² ball)."""
     with flint.ctx.workprec(_BALL_PREC):
-        half = float(ExactEccentricity(check_data(X)).rho_squared().sqrt().upper()) / 2
+        half = _up(arb_ends(ExactEccentricity(check_data(X)).rho_squared().sqrt())[1]) / 2  # a float ≥ ρ/2
     e = math.frexp(half)[1] - 8
     sigma0 = Fraction(math.ceil(half / 2.0**e)) * Fraction(2) ** e
     return [sigma0 * Fraction(step) for step in GRID_STEPS]
@@ -99,11 +105,83 @@ def _up(v) -> float:
     return f if f >= v else math.nextafter(f, math.inf)
 
 
-def certified_sup(X, sigmas=None, *, digits: int = 6) -> tuple[float, list[Ratio]]:
-    """max over the grid of the certified lower ends (a lower bound on C(X)), and every grid point."""
-    grid = sigma_grid(X) if sigmas is None else list(sigmas)
-    ratios = [ratio_interval(X, sigma, digits=digits) for sigma in grid]
-    return max(r.lower for r in ratios), ratios
+@dataclass(frozen=True)
+class SupBounds:
+    """Certified bounds on C(X) = sup_{σ ≥ ρ/2} (1 − CKA)/(ρ/σ)² (:func:`sup_bounds`).
+
+    Attributes
+    ----------
+    lower : float
+        A certified value of the ratio at some σ ≥ ρ/2 (rounded down): C(X) ≥ lower.
+    upper : float
+        C(X) ≤ upper (rounded up).
+    at_sigma : Fraction
+        Where ``lower`` was found.
+    evaluations : int
+        σ-ranges bounded.
+    converged : bool
+        upper ≤ (1 + tolerance)·lower was reached within the evaluations allowed.
+    """
+
+    lower: float
+    upper: float
+    at_sigma: Fraction
+    evaluations: int
+    converged: bool
+
+
+def sup_bounds(X, *, tolerance=Fraction(1, 4), max_evaluations: int = 200) -> SupBounds:
+    """Branch and bound for C(X) over σ ≥ ρ/2 (module docstring): split the range with the largest bound until
+    it is within (1 + tolerance) of the best certified value, or ``max_evaluations`` ranges were bounded.
+
+    The ranges cover [σ_s, ∞) with σ_s a dyadic at or below ρ/2 (a superset: the bound stays an upper bound);
+    values at σ < ρ/2 never enter ``lower``.
+    """
+    import heapq
+
+    X = check_data(X)
+    with flint.ctx.workprec(_BALL_PREC):
+        rho2 = flint.arb(ExactEccentricity(X).rho_squared())
+        rho2_lo, rho2_hi = (_fraction(end) for end in arb_ends(rho2))
+        half = _down(arb_ends(rho2.sqrt())[0]) / 2  # a float at or below ρ/2
+    e = math.frexp(half)[1] - 8
+    start = Fraction(math.floor(half / 2.0**e)) * Fraction(2) ** e
+    first = ratio_interval(X, sigma_grid(X)[0])  # the first dyadic ≥ ρ/2
+    best, at, count = first.lower, first.sigma, 0
+    if not 4 * first.sigma**2 >= rho2_hi:
+        raise InternalCheckFailed(f"the grid's first σ = {first.sigma} lies below ρ/2")
+    heap = []
+
+    def bound(a, b):
+        nonlocal best, at, count
+        count += 1
+        try:
+            gap = _fraction(cka_upper_over(X, a, b))
+        except InsufficientPrecision:
+            return math.inf
+        if b != math.inf and 4 * b * b >= rho2_hi:  # b ≥ ρ/2: a certified value of the ratio there
+            value = ratio_interval(X, b)
+            if value.lower > best:
+                best, at = value.lower, b
+        return _up(gap * (a if b == math.inf else b) ** 2 / rho2_lo)
+
+    edges = [start * Fraction(k, 8) for k in range(8, 33)]
+    for a, b in list(zip(edges, edges[1:])) + [(edges[-1], math.inf)]:
+        heapq.heappush(heap, (-bound(a, b), a, b))
+    while count < max_evaluations and -heap[0][0] > (1 + tolerance) * best:
+        _, a, b = heapq.heappop(heap)
+        middle = 2 * a if b == math.inf else (a + b) / 2
+        for piece in ((a, middle), (middle, b)):
+            heapq.heappush(heap, (-bound(*piece), *piece))
+    upper = -heap[0][0]
+    return SupBounds(best, upper, at, count, upper <= (1 + tolerance) * best)
+
+
+def _fraction(v) -> Fraction:
+    """An exact binary mpf as a Fraction."""
+    sign, man, exp, _ = v._mpf_
+    value = int(man) * Fraction(2) ** exp
+    return -value if sign else value
 
 
 # -- heuristic search ------------------------------------------------------------------------------------------
@@ -125,8 +203,20 @@ def _center(M: np.ndarray) -> np.ndarray:
     return M - M.mean(axis=0) - M.mean(axis=1)[:, None] + M.mean()
 
 
+SEARCH_S_MIN = 1 / 16
+"""Smallest s = ρ/2σ the search visits. 1 − CKA = O(s⁴) is formed in float64 with an absolute error ~N·eps;
+at s = 1/16 (s⁴ ≈ 1.5e-5) that is far below it, while as s → 0 the rounding noise divided by 4s² would be
+"found" instead of the ratio (and the unbounded coordinate overflowed math.exp)."""
+
+
+def _search_s(z: float) -> float:
+    """s ∈ [SEARCH_S_MIN, 1] from an unbounded search coordinate (expit: no overflow as z → ±∞)."""
+    return SEARCH_S_MIN + (1 - SEARCH_S_MIN) * float(expit(z))
+
+
 def adversarial_search(n: int, d: int, *, restarts: int = 4, seed: int = 0) -> tuple[np.ndarray, float, float]:
-    """Maximise :func:`float_ratio` over X (n×d) and s ∈ (0, 1] by Nelder–Mead from random starts.
+    """Maximise :func:`float_ratio` over X (n×d) and s ∈ [SEARCH_S_MIN, 1] (σ from 8ρ down to Theorem 1's ρ/2)
+    by Nelder–Mead from random starts.
 
     Returns
     -------
@@ -138,8 +228,7 @@ def adversarial_search(n: int, d: int, *, restarts: int = 4, seed: int = 0) -> t
     best = (None, 0.0, -math.inf)
 
     def objective(z):
-        s = 1 / (1 + math.exp(-z[-1]))  # s ∈ (0, 1)
-        return -float_ratio(z[:-1].reshape(n, d), s)
+        return -float_ratio(z[:-1].reshape(n, d), _search_s(z[-1]))
 
     for _ in range(restarts):
         start = np.concatenate([rng.standard_normal(n * d), [0.0]])
@@ -147,6 +236,6 @@ def adversarial_search(n: int, d: int, *, restarts: int = 4, seed: int = 0) -> t
                           options=dict(maxiter=400 * (n * d + 1), xatol=1e-6, fatol=1e-10))
         if -result.fun > best[2]:
             X = result.x[:-1].reshape(n, d).astype(np.float32).astype(np.float64)
-            s = 1 / (1 + math.exp(-result.x[-1]))
+            s = _search_s(result.x[-1])
             best = (X, s, float_ratio(X, s))
     return best

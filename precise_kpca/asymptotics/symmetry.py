@@ -17,15 +17,33 @@ Hand-written: no library decomposes a permutation representation given by data m
 
 Eigenvalues of different components may still coincide by accident; the certificate proves lower bounds on the
 multiplicities (≥ 2 for the 2·Σm_j eigenvalues of the 2-dimensional components), never upper bounds.
+
+Per σ, in the certified spectrum (:func:`pairs_in_spectrum`, D_4). For D_4 the 2-dimensional ψ₁ is the only
+irreducible on which r² acts as −I, so the ψ₁ component is the −1 eigenspace of the involution P = P_{r²}, of
+dimension (N − χ(r²))/2 = 2m₁. A = σ_X² H K_G H commutes with P, hence M = A(I − P)/2 + c(I + P)/2 has spectrum
+{the forced-pair eigenvalues of A (each twice)} ∪ {c, N − 2m₁ times}: entries (A_ij − A_iπ(j))/2 plus c/2 at
+(i, i) and (i, π(i)), no square root. A is positive semidefinite: with c = −2^e < 0 the two parts are apart.
+Both A and M are enclosed by :func:`~precise_kpca.certify.float64_enclosure.enclose_float64` (a-priori float64 bounds, counting:
+each disjoint run of intervals holds exactly as many eigenvalues as it has indices). Every eigenvalue of M above
+c/2 is an eigenvalue of A; a run of M's intervals meeting one run of A's alone puts its eigenvalues there. So a run
+of A's of size 2 holding a run of M's is a forced pair whose multiplicity is exactly 2 (isolated), a run of size
+1 is a simple eigenvalue of a 1-dimensional component, and a run of size 2 holding none is two eigenvalues the
+enclosures cannot split that no symmetry ties ("apparent"). A run of M's of odd size, or a forced pair in a run
+of A's of size 1, contradicts the theorem: :class:`~precise_kpca.errors.InternalCheckFailed`.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import flint
 import numpy as np
 
+from ..certify.eigen_enclosure import _frobenius_up
+from ..certify.float64_enclosure import enclose_float64
+from ..errors import InsufficientPrecision, InternalCheckFailed
+from ..numerics.quad_gram import kept_words
 from ..validation import check_data
 
 
@@ -178,15 +196,172 @@ def _two_dim(rot, m: int) -> tuple[int, ...]:
             ball = total / (2 * m)
             nearest = int(round(float(ball.mid())))
             if not (ball.rad() < 0.25 and ball.overlaps(flint.arb(nearest))):
-                raise ArithmeticError(f"multiplicity of psi_{j} not isolated: {ball}")  # a bug, never data
+                raise InternalCheckFailed(f"multiplicity of psi_{j} not isolated: {ball}")
             out.append(nearest)
     return tuple(out)
 
 
 def _exact_quotient(total: int, size: int, label: str) -> int:
     if total % size:
-        raise ArithmeticError(f"character inner product for {label} is {total}/{size}, not an integer")
+        raise InternalCheckFailed(f"character inner product for {label} is {total}/{size}, not an integer")
     return total // size
+
+
+# -- the forced pairs in the certified spectrum at one σ ---------------------------------------------------------
+@dataclass(frozen=True)
+class SpectrumRun:
+    """One run of the certified spectrum of A: eigenvalues ``start``…``stop − 1`` (descending) lie in
+    [lower, upper] and no others; ``paired`` of them are forced-pair eigenvalues (ψ₁), the rest of
+    1-dimensional components (``None``: a run of M's meets this run and another, so the split is unknown)."""
+
+    start: int
+    stop: int
+    lower: Fraction
+    upper: Fraction
+    paired: int | None
+
+    @property
+    def kind(self) -> str:
+        """``simple``, ``pair`` (a forced pair, multiplicity exactly 2), ``apparent`` (two eigenvalues no
+        symmetry ties, not split by the enclosures), ``cluster`` (three or more) or ``unattributed``."""
+        size = self.stop - self.start
+        if self.paired is None:
+            return "unattributed"
+        if size == 1:
+            return "simple"
+        if size == 2:
+            return "pair" if self.paired == 2 else "apparent"
+        return "cluster"
+
+
+@dataclass(frozen=True)
+class PairSpectrum:
+    """Where the D_4-forced pairs sit in the certified spectrum of A = σ_X² H K_G H at one σ (module docstring).
+
+    Attributes
+    ----------
+    sigma : Fraction
+    forced_pairs : int
+        m₁ from the characters.
+    runs : list of SpectrumRun
+        The disjoint runs of A's enclosure, descending.
+    """
+
+    sigma: Fraction
+    forced_pairs: int
+    runs: list
+
+    def count(self, kind: str) -> int:
+        """Runs of one :attr:`SpectrumRun.kind`."""
+        return sum(run.kind == kind for run in self.runs)
+
+    @property
+    def exact(self) -> bool:
+        """Whether the certified spectrum shows exactly the forced pairs: every run a simple eigenvalue or an
+        isolated forced pair."""
+        return all(run.kind in ("simple", "pair") for run in self.runs)
+
+    @property
+    def pair_indices(self) -> list[int]:
+        """Index of the first eigenvalue (descending, 0-based) of every isolated forced pair."""
+        return [run.start for run in self.runs if run.kind == "pair"]
+
+
+def pairs_in_spectrum(X, rotation: SignedColumnPermutation, reflection: SignedColumnPermutation, sigma, *,
+                      median: str = "full") -> PairSpectrum:
+    """Locate the forced pairs of a D_4 symmetry in the certified spectrum of σ_X² H K_G H at ``sigma``.
+
+    Parameters
+    ----------
+    X : array_like, shape (N, d)
+        Distinct rows.
+    rotation, reflection : SignedColumnPermutation
+        Generators of the D_4 action (order 4 and 2), checked by :func:`dihedral_certificate`.
+    sigma : int, float, str or Fraction
+        Standardized bandwidth (exact, as :func:`precise_kpca.validation.parse_sigma` reads it).
+    median : {"full", "pairs"}
+
+    Raises
+    ------
+    ValueError
+        The generators are not a D_4 symmetry of X.
+    InsufficientPrecision
+        The a-priori enclosure cannot separate its runs, or M's two parts overlap.
+    InternalCheckFailed
+        The enclosures contradict the theorem (module docstring).
+    """
+    X = check_data(X)
+    cert = dihedral_certificate(X, rotation, reflection, 4)
+    pi = _half_turn(X, rotation)
+    n = X.shape[0]
+    if n - int((pi == np.arange(n)).sum()) != 4 * cert.forced_pairs:  # one −1 eigenvector per 2-cycle of r²
+        raise InternalCheckFailed("the −1 eigenspace of r² does not have dimension 2·m₁")
+    quad = kept_words(X, sigma, median=median, linear=True)
+    A_f = quad.hi
+    delta = Fraction(quad.error_bound) + Fraction(_frobenius_up(quad.lo))
+    w, V = _descending_eigh(A_f)
+    whole = enclose_float64(A_f, delta, w, V)
+    M_f, delta_m, c = _odd_block(A_f, pi, delta, float(np.max(np.abs(w))))
+    w_m, V_m = _descending_eigh(M_f)
+    odd = enclose_float64(M_f, delta_m, w_m, V_m)
+    paired = [0] * len(whole.runs)
+    unattributed = set()
+    for a, z in odd.runs:
+        lo, hi = odd.lower[a], odd.upper[a]
+        if hi < c / 2:
+            continue  # the part at c
+        if lo <= c / 2:
+            raise InsufficientPrecision(f"the forced-pair part of M and its part at c = {float(c)} overlap")
+        if (z - a) % 2:
+            raise InternalCheckFailed(f"a run of {z - a} forced-pair eigenvalues: each has even multiplicity")
+        meets = [i for i, (s, _) in enumerate(whole.runs) if whole.lower[s] <= hi and lo <= whole.upper[s]]
+        if len(meets) == 1:
+            paired[meets[0]] += z - a
+        else:
+            unattributed.update(meets)
+    if sum(paired) > 2 * cert.forced_pairs:
+        raise InternalCheckFailed("more forced-pair eigenvalues attributed than the characters allow")
+    runs = []
+    for i, (a, z) in enumerate(whole.runs):
+        if paired[i] > z - a:
+            raise InternalCheckFailed(f"{paired[i]} forced-pair eigenvalues in a run of {z - a} eigenvalues of A")
+        runs.append(SpectrumRun(a, z, whole.lower[a], whole.upper[a], None if i in unattributed else paired[i]))
+    return PairSpectrum(Fraction(quad.sigma), cert.forced_pairs, runs)
+
+
+def _half_turn(X: np.ndarray, rotation: SignedColumnPermutation) -> np.ndarray:
+    """The row permutation of r², the involution whose −1 eigenspace is D_4's ψ₁ component."""
+    r = row_permutation(X, rotation)
+    return r[r]
+
+
+def _descending_eigh(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    w, V = np.linalg.eigh(M)
+    return w[::-1].copy(), V[:, ::-1].copy()
+
+
+def _odd_block(A_f: np.ndarray, pi: np.ndarray, delta: Fraction, top: float) -> tuple[np.ndarray, Fraction, Fraction]:
+    """M_f (float64, exactly symmetric) with ‖M − M_f‖_F ≤ delta_M for M = A(I − P)/2 + c(I + P)/2, and c.
+
+    A is positive semidefinite, so c = −2^e ≈ −``top``/4 (``top`` ≈ ‖A‖₂) keeps M's part at c below its forced
+    pairs in [0, ‖A‖] while M's norm, and with it the enclosure's widths (~N·u·‖M‖), stays that of A.
+
+    M_f is the upper triangle of fl(fl(A_f − A_f P)/2 + c(I + P)/2), mirrored. Per entry the two roundings are
+    at most u(|A_f − A_f P|/2 + |result|) (halving is exact above the subnormals: 2⁻¹⁰⁷⁰ per entry covers
+    them); mirroring at most doubles a sum of squares, and (A − A_f)(I − P)/2 has norm ≤ ‖A − A_f‖_F (I − P)/2
+    being an orthogonal projector), hence delta_M ≤ √2·(delta + ‖rounding‖_F) ≤ 3/2·(…).
+    """
+    n = len(pi)
+    c = -Fraction(2) ** (math.frexp(top)[1] - 2)  # between −‖A‖/2 and −‖A‖/4 (the caller checks the gap)
+    half_diff = (A_f - A_f[:, pi]) * 0.5
+    shift = np.zeros((n, n))
+    shift[np.arange(n), np.arange(n)] += float(c) / 2
+    shift[np.arange(n), pi] += float(c) / 2
+    M = half_diff + shift
+    M_f = np.triu(M) + np.triu(M, 1).T
+    rounding = 2.0**-53 * (np.abs(half_diff) + np.abs(M)) * (1 + 2.0**-40) + 2.0**-1070
+    delta_m = Fraction(3, 2) * (delta + Fraction(_frobenius_up(rounding)))
+    return M_f, delta_m, c
 
 
 # -- the two symmetric families ----------------------------------------------------------------------------

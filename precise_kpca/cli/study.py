@@ -17,7 +17,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Run a named study and write its tables. 'beyond' (issue 24): r² of ρ, ρ + spectral gap and "
                     "the first-order constant C_k for the eigenprojection onset and dissonance (k = 1..5); the "
                     "certified Theorem 1 ratio per data set, its counterexample family and an adversarial "
-                    "search; the dihedral tie certificates and the splitting of linear ties.")
+                    "search; the dihedral tie certificates, the forced pairs located in the certified spectrum per σ, "
+                    "and the splitting of linear ties.")
     parser.add_argument("name", choices=("beyond",), help="the study")
     parser.add_argument("--data-dir", metavar="DIR", help="folder of the paper's data sets")
     parser.add_argument("--datasets", metavar="A,B,...", help="data sets for the predictor and CKA parts "
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     names = parse_list(args.datasets, what="--datasets") if args.datasets else available(args.data_dir)
-    tables = {}
+    tables, detail = {}, {}  # detail: CSV only (one row per run of a spectrum), not in summary.md
     if "predictor" in parts or "cka" in parts:
         data = load_study_data(names, data_dir=args.data_dir, max_rows=args.max_rows)
         if "predictor" in parts:
@@ -56,14 +57,17 @@ def run(args: argparse.Namespace) -> int:
     if "ties" in parts:
         ttt = load("tic-tac-toe", data_dir=args.data_dir) if "tic-tac-toe" in available(args.data_dir) else None
         tables["ties_certificates"] = beyond.ties_table(ttt)
+        tables["ties_pairs"], detail["ties_pairs_runs"] = beyond.pairs_tables(ttt)
         tables["ties_splitting"] = beyond.splitting_table()
         tables["ties_eigenprojection"] = beyond.tie_measure_table(
             beyond.square_orbits(beyond.SQUARE_POINTS), 2, (-2, 2, 6, 10, 30), "square orbits")
     lines = [f"# study beyond ({', '.join(parts)})", ""]
+    for label, table in detail.items():
+        table.to_csv(out / f"{label}.csv", index=False)
     for label, table in tables.items():
         table.to_csv(out / f"{label}.csv", index=False)
         lines += [f"## {label}", "", table.to_string(index=False, float_format=lambda v: f"{v:.6g}"), ""]
     (out / "summary.md").write_text("\n".join(lines))
     print("\n".join(lines))
-    print(f"wrote {len(tables)} tables and summary.md to {out}")
+    print(f"wrote {len(tables) + len(detail)} tables and summary.md to {out}")
     return 0

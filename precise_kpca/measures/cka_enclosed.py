@@ -36,6 +36,13 @@ Proof of the enclosure.
    f(p_hi, a_lo, c_lo) over the box of step 3; both are evaluated as arb balls (ℓ a ball from its exact square)
    and their lower and upper ends taken. a_lo ≤ 0 (δ as large as ‖A‖) raises
    :class:`~precise_kpca.errors.InsufficientPrecision`.
+6. Over a range of σ (:func:`cka_upper_over`). G_ij = (D_ij/2)·g(u_ij) with g(u) = φ(u)/u, u = D_ij t/2 and
+   t = 1/σ_X²; g increases on u ≥ 0 with 0 ≤ g′ ≤ 1/2 (proofs/theorem1). For σ_X ∈ [σ_a, σ_b] (t_b ≤ t ≤ t_a)
+   hence 0 ≤ G(σ) − G(σ_b) ≤ (D∘D)(t_a − t_b)/8 entrywise, so E(σ) = E(σ_b) + HΔH with
+   ‖HΔH‖ ≤ ‖D∘D‖_F (t_a − t_b)/8 =: δ_σ (H is an orthogonal projector). Steps 3–4 with δ + δ_σ give one upper
+   end for every σ of the range. For σ_b = ∞, E(∞) = 0: the bound is f(δ_σ, ℓ − δ_σ, ℓ² − ℓδ_σ) =
+   δ_σ²/(2(ℓ − δ_σ)²) with δ_σ = ‖D∘D‖_F t_a/8, and δ_σ² grows like t_a² (Theorem 1's ratio on [σ_a, ∞) is
+   then at most this over (ρ/σ_a)²: bound/(ρ/σ)² ∝ t/(ℓ − ‖D∘D‖_F t/8)² increases with t).
 5. f(0) = ((N−1)ℓ² − trace(L)²) / (√(N−1) ℓ (√(N−1) ℓ + trace(L))) from exact integers (the numerator is
    ≥ 0 by Cauchy–Schwarz: rank L ≤ N − 1), as one arb ball.
 
@@ -63,6 +70,7 @@ import numpy as np
 from ..backends.ozaki import FixedMatrix, column_dots, matmul
 from ..errors import InsufficientPrecision, RouteUnavailable
 from ..numerics.exact import ExactData
+from ..numerics.exact_geometry import ExactEccentricity
 from ..numerics.geometry import check_median
 from ..numerics.quad_gram import kept_words
 from ..validation import check_data, parse_sigma
@@ -135,6 +143,70 @@ def cka_interval(X, sigma, *, median="full") -> CKAEnclosure:
     lower, upper = _gap_ends(linear, residual, delta)
     f0_lower, f0_upper = _f0_ends(linear, X.shape[0])
     return CKAEnclosure(lower, upper, f0_lower, f0_upper, time.perf_counter() - start)
+
+
+def cka_upper_over(X, sigma_a, sigma_b, *, median="full") -> mpmath.mpf:
+    """An upper bound on 1 − CKA(K_G(σ), K_lin) valid at every σ ∈ [sigma_a, sigma_b] (module docstring, 6.).
+
+    Parameters
+    ----------
+    X : array_like, shape (N, d)
+    sigma_a : int, float, str, Fraction or mpf
+        Lower end of the standardized bandwidths, > 0.
+    sigma_b : same, or math.inf
+        Upper end, ≥ sigma_a; ``math.inf`` for every σ ≥ sigma_a.
+    median : {"full", "pairs"}
+
+    Returns
+    -------
+    mpmath.mpf
+        An exact binary number.
+
+    Raises
+    ------
+    RouteUnavailable
+        The binary128 builder refuses sigma_b.
+    InsufficientPrecision
+        The range is too wide for a positive ‖A‖ (δ + δ_σ ≥ ‖A‖_F): split it.
+    """
+    X = check_data(X)
+    median = check_median(median)
+    low = parse_sigma(sigma_a)
+    high = None if sigma_b == math.inf else parse_sigma(sigma_b)
+    if high is not None and high < low:
+        raise ValueError(f"sigma_b = {sigma_b} is below sigma_a = {sigma_a}")
+    linear = _linear_part(X.tobytes(), X.shape)
+    if high is None:
+        residual, delta = _ResidualScalars(Fraction(0), Fraction(0), Fraction(0)), Fraction(0)
+    else:
+        quad = _residual_words(X, high, median)
+        residual = _residual_scalars(quad.hi, quad.lo, quad.error_bound, linear)
+        delta = _delta(quad.error_bound, residual.read_sq, X.shape[0])
+    width = 1 / Fraction(low) ** 2 - (0 if high is None else 1 / Fraction(high) ** 2)
+    try:
+        return _gap_ends(linear, residual, delta + _sigma_width(X, median, width))[1]
+    except InsufficientPrecision as exc:
+        raise InsufficientPrecision(f"the range [{sigma_a}, {sigma_b}] is too wide for an upper bound on 1 - CKA "
+                                    "(the perturbation over it reaches ||A||_F): split it") from exc
+
+
+def _sigma_width(X: np.ndarray, median: str, width: Fraction) -> Fraction:
+    """δ_σ = ‖D∘D‖_F (t_a − t_b)/8 rounded up, with t_a − t_b = width/d_X² (width = 1/σ_a² − 1/σ_b²)."""
+    return _width_constant(X.tobytes(), X.shape, median) * width
+
+
+@lru_cache(maxsize=4)
+def _width_constant(data: bytes, shape: tuple, median: str) -> Fraction:
+    """An upper bound on ‖D∘D‖_F/(8 d_X²): in the units 2^(2e) of the exact squared distances S,
+    ‖D∘D‖_F = 2^(4e)√ΣS⁴ and 1/d_X² = ρ²/(diam² 2^(2e))."""
+    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+    exact = ExactData.from_float64(X)
+    fourth = sum(int(v) ** 4 for v in exact.squared_distance_integers.ravel())
+    geometry = ExactEccentricity(X, median)
+    with flint.ctx.workprec(_MIN_PREC):
+        bound = (_arb(Fraction(fourth)).sqrt() * geometry.rho_squared()
+                 * _arb(Fraction(2) ** (2 * exact.exp2) / (8 * geometry.diameter_sq)))
+        return _fraction(bound.upper())
 
 
 def cka_at_zero_interval(X) -> tuple:

@@ -14,33 +14,46 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from ..asymptotics.cka_constant import adversarial_search, certified_sup, ratio_interval, unit_vectors_and_origins
+from ..asymptotics.cka_constant import adversarial_search, ratio_interval, sup_bounds, unit_vectors_and_origins
 from ..asymptotics.predictor import KS, comparison, features
 from ..asymptotics.repeated import cross_family, tie_splitting
-from ..asymptotics.symmetry import board_moves, dihedral_certificate, square_moves, square_orbits
+from ..asymptotics.symmetry import board_moves, dihedral_certificate, pairs_in_spectrum, square_moves, square_orbits
 from ..measures import measure
-from ..measures.onset import PAPER_FIT_LOG2_SIGMA, PAPER_GRID, onset_from_curve
+from ..measures.onset import PAPER_FIT_LOG2_SIGMA, PAPER_GRID, TOLERANCE_LOG2
 from ..studies import convergence_curve
 from .study import StudyData
-from .tables import capped_log2, weakest_guarantee
+from .tables import capped_log2, onset_detail, weakest_guarantee
 
 CURVE_DIGITS = 8
 """Digits requested per curve point: the study's default, so ``reproduce`` and this study share stored points."""
 SQUARE_POINTS = ((3, 1), (2, 0), (5, 5), (7, 2))
+PAIR_LOG2_SIGMAS = (-2, 0, 4)
+"""σ of the per-σ pair certificate (:func:`pairs_tables`)."""
 
 
 def onsets_and_values(curve: pd.DataFrame) -> pd.DataFrame:
     """Per k: the paper-protocol onset (grid −4…8, asymptote through 2⁷, "256+" as 256 in ``log2_onset``) and
-    the log2 normalized EigenDist at 2⁷ (Table IV), from a curve frame of the eigenprojection measure."""
+    the log2 normalized EigenDist at 2⁷ (Table IV), from a curve frame of the eigenprojection measure.
+
+    The onset reads the points from 2⁸ down to the first outside the ±0.25 band (and the fit at 2⁷):
+    ``guarantee`` and ``onset_digits`` are the weakest over those points alone (an undetermined point below the
+    decisive one does not enter), and ``onset_margin`` is the least distance of their deviations from the band's
+    edge (log2 units): the onset is proven when the guarantee is rigorous and the margin exceeds the intervals'
+    widths (~10^−digits)."""
     rows = []
     for k, part in curve.groupby("k"):
         part = part[part["log2_sigma"].isin(PAPER_GRID)].sort_values("log2_sigma")
-        onset = onset_from_curve(part["log2_sigma"].tolist(), part["normalized"].astype(float).tolist(),
-                                 PAPER_FIT_LOG2_SIGMA)
+        detail = onset_detail(part, PAPER_GRID, PAPER_FIT_LOG2_SIGMA)
+        onset = detail["onset"]
+        lowest = min(PAPER_GRID) if detail["decisive"] is None else detail["decisive"]
+        read = part[(part["log2_sigma"] >= lowest) | (part["log2_sigma"] == PAPER_FIT_LOG2_SIGMA)]
+        margin = min((abs(abs(detail["deviations"][int(p)][0]) - TOLERANCE_LOG2) for p in read["log2_sigma"]
+                      if p != PAPER_FIT_LOG2_SIGMA), default=math.nan)
         at7 = part[part["log2_sigma"] == PAPER_FIT_LOG2_SIGMA].iloc[0]
         rows.append(dict(k=int(k), onset=onset, log2_onset=math.nan if math.isnan(onset) else capped_log2(onset),
+                         onset_margin=margin, onset_digits=int(read["certified_digits"].min()),
                          normalized_2_7=float(at7["normalized"]), value_2_7=float(at7["value"]),
-                         guarantee=weakest_guarantee(part["guarantee"])))
+                         digits_2_7=int(at7["certified_digits"]), guarantee=weakest_guarantee(read["guarantee"])))
     return pd.DataFrame(rows)
 
 
@@ -59,7 +72,8 @@ def predictor_table(data: dict[str, StudyData], *, store=None, executor="serial"
         for r in found.itertuples():
             rows.append(dict(dataset=name, rows=item.X.shape[0], k=r.k, rho=item.rho, gap=feats.gaps[r.k],
                              C_k=feats.constants[r.k], C_k_digits=feats.digits[r.k], onset=r.onset,
-                             log2_onset=r.log2_onset, normalized_2_7=r.normalized_2_7, value_2_7=r.value_2_7,
+                             log2_onset=r.log2_onset, onset_margin=r.onset_margin, onset_digits=r.onset_digits,
+                             normalized_2_7=r.normalized_2_7, value_2_7=r.value_2_7, digits_2_7=r.digits_2_7,
                              first_order_2_7=feats.constants[r.k] / 2.0 ** (2 * PAPER_FIT_LOG2_SIGMA),
                              guarantee=r.guarantee))
     return pd.DataFrame(rows)
@@ -71,14 +85,14 @@ def predictor_comparison(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def cka_table(data: dict[str, StudyData]) -> pd.DataFrame:
-    """Per data set: the certified grid maximum of (1 − CKA)/(ρ/σ)² over σ ≥ ρ/2 and where it sits."""
+    """Per data set: certified bounds on C(X) = sup_{σ ≥ ρ/2} (1 − CKA)/(ρ/σ)² (branch and bound over the whole
+    range, :func:`~precise_kpca.asymptotics.cka_constant.sup_bounds`) and where the lower one sits."""
     rows = []
     for name, item in data.items():
-        sup, ratios = certified_sup(item.X)
-        best = max(ratios, key=lambda r: r.lower)
-        rows.append(dict(dataset=name, rows=item.X.shape[0], rho=item.rho, sup_lower=sup, sup_upper=best.upper,
-                         at_sigma=str(best.sigma), at_rho_over_sigma=item.rho / float(best.sigma),
-                         guarantee=weakest_guarantee([r.guarantee for r in ratios])))
+        found = sup_bounds(item.X)
+        rows.append(dict(dataset=name, rows=item.X.shape[0], rho=item.rho, C_lower=found.lower, C_upper=found.upper,
+                         at_sigma=str(found.at_sigma), at_rho_over_sigma=item.rho / float(found.at_sigma),
+                         ranges=found.evaluations, converged=found.converged))
     return pd.DataFrame(rows)
 
 
@@ -121,6 +135,29 @@ def ties_table(tic_tac_toe: np.ndarray | None) -> pd.DataFrame:
                          m_psi1=cert.two_dim[0], forced_pairs=cert.forced_pairs,
                          chi_rotations=cert.rotation_fixed, chi_reflections=cert.reflection_fixed))
     return pd.DataFrame(rows)
+
+
+def pairs_tables(tic_tac_toe: np.ndarray | None, log2_sigmas=PAIR_LOG2_SIGMAS) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The forced pairs in the certified spectrum per σ (:func:`~precise_kpca.asymptotics.symmetry.pairs_in_spectrum`):
+    a summary row per (data set, σ) — runs of each kind, and ``exact`` when every run is a simple eigenvalue or an
+    isolated forced pair — and one row per run (indices, kind, forced-pair eigenvalues held, interval ends)."""
+    sets = [("square orbits", square_orbits(SQUARE_POINTS), square_moves())]
+    if tic_tac_toe is not None:
+        sets.insert(0, ("tic-tac-toe", tic_tac_toe, board_moves()))
+    summary, runs = [], []
+    for name, X, moves in sets:
+        for p in log2_sigmas:
+            found = pairs_in_spectrum(X, *moves, Fraction(2) ** p)
+            clusters = [r for r in found.runs if r.kind == "cluster"]
+            summary.append(dict(dataset=name, log2_sigma=p, N=X.shape[0], forced_pairs=found.forced_pairs,
+                                isolated_pairs=found.count("pair"), simple=found.count("simple"),
+                                apparent_pairs=found.count("apparent"), clusters=len(clusters),
+                                cluster_eigenvalues=sum(r.stop - r.start for r in clusters),
+                                forced_in_clusters=sum(r.paired for r in clusters),
+                                unattributed_runs=found.count("unattributed"), exact=found.exact))
+            runs += [dict(dataset=name, log2_sigma=p, start=r.start, stop=r.stop, kind=r.kind, paired=r.paired,
+                          lower=float(r.lower), upper=float(r.upper)) for r in found.runs]
+    return pd.DataFrame(summary), pd.DataFrame(runs)
 
 
 def tie_measure_table(X: np.ndarray, k: int, log2_sigmas, name: str) -> pd.DataFrame:
