@@ -20,7 +20,8 @@ quantities only, in the S-units of :mod:`.linear_enclosure` (A_S = L_S + E_S, L_
   in (α, β), θ − ε²/(β − θ) ≤ μ ≤ θ + ε²/(θ − α), both ends monotone in θ when ε < min(θ − α, β − θ).
 * *Li–Li* (runs of close eigenvalues; Li & Li, LAA 395 (2005) 183–190): Ritz values of span V̂_J enclosed by Arb
   from the exact pencil (H_K symmetrised, G = V̂_JᵀV̂_J) widened by ‖V̂_J‖₂‖U_J‖_F/λ_min(G), the residual
-  ε_J ≤ (‖(I − P)K_J‖_F + ‖U_J‖_F)/√λ_min(G), and eigenvalues within 2ε²/(η + √(η² + 4ε²)) of them.
+  ε_J ≤ (‖(I − P)K_J‖_F + ‖U_J‖_F)/√λ_min(G), and eigenvalues within 2ε²/(η + √(η² + 4ε²)) of them. Both from the
+  g×g products without an exact solve (:func:`.ritz.ritz_pencil`: ‖(I − P)K_J‖_F ≤ ‖K_J − V̂_J C‖_F, any C).
 * *Davis–Kahan sin Θ* (Davis & Kahan 1970) for any index group: ‖sin Θ(span V̂_J, V_J)‖₂ ≤ ε_J/η, η the distance
   from the group's Ritz values to the enclosures of every other eigenvalue.
 * The eigenvalues beyond the top block: μ_i ≤ min(λ_t + e2, trace(A_S) − Σ_{i<t} μ_i) for i ≥ t (A is positive
@@ -42,8 +43,9 @@ from ..backends import ozaki
 from ..backends.dyadic import Dyadic
 from ..backends.ozaki import FixedMatrix
 from ..errors import InsufficientPrecision, InternalCheckFailed
-from .eigen_enclosure import _sqrt_down, _sqrt_up, ritz_enclosures
+from .eigen_enclosure import _sqrt_down, _sqrt_up
 from .linear_enclosure import ExactLinear, LinearEnclosure
+from .ritz import ritz_pencil
 
 _E_BITS = 120  # fixed-point bits of E_hp = hi + lo below max|E| (the words carry ~106)
 _RITZ_PREC = 256  # bits of the Arb arithmetic on Ritz values (enclosure widths are far below this)
@@ -337,26 +339,19 @@ def _kato_temple(v: Dyadic, k: Dyadic, unknown: Fraction, alpha: Fraction, beta,
 def _ritz(v: Dyadic, k: Dyadic, unknown) -> tuple[list, Fraction]:
     """Enclosures of the Ritz values of A_S on span v (descending) and the Ritz residual bound ε."""
     g = v.shape[1]
-    gram = (v.T @ v).to_fmpq()
-    hk = (v.T @ k).to_fmpq()
-    qk = (k.T @ k).to_fmpq()
-    sym = (hk + hk.transpose()) / 2
-    omega = _sqrt_up(_fmpq_frob2(gram - flint.fmpq_mat(g, g, [int(i == j) for i in range(g) for j in range(g)])))
+    gram, hk = v.T @ v, v.T @ k
+    identity = Dyadic(flint.fmpz_mat(g, g, [int(i == j) for i in range(g) for j in range(g)]), 0)
+    omega = _sqrt_up((gram - identity).frobenius_squared())
     if not omega < 1:
         raise InternalCheckFailed(f"approximate eigenvectors far from orthonormal (ω ≤ {float(omega):.3g})")
     u_frob = _sqrt_up(sum(x * x for x in unknown))
     lam_min = 1 - omega
-    ritz = ritz_enclosures(gram.solve(sym), _RITZ_PREC)
-    if ritz is None:
+    pencil = ritz_pencil(gram, hk, prec=_RITZ_PREC, square=k.T @ k)  # ‖(I − P)K‖_F² ≤ pencil.residual2
+    if pencil is None:
         raise InsufficientPrecision("Arb could not enclose the Ritz values of an eigenvector group")
     shift = _sqrt_up(1 + omega) * u_frob / lam_min  # ‖G^(−1/2) sym(VᵀU) G^(−1/2)‖₂
-    ritz = [(lo - shift, hi + shift) for lo, hi in ritz]
-    outside = qk - hk.transpose() * gram.solve(hk)  # ‖(I − P)K‖_F² = trace of this, exact
-    trace = sum((outside[i, i] for i in range(g)), flint.fmpq(0))
-    trace = Fraction(int(trace.p), int(trace.q))
-    if trace < 0:
-        raise InternalCheckFailed("negative squared Ritz residual: an inexact product")
-    eps = (_sqrt_up(trace) + u_frob) / _sqrt_down(lam_min)
+    ritz = [(lo - shift, hi + shift) for lo, hi in pencil.values]
+    eps = (_sqrt_up(pencil.residual2) + u_frob) / _sqrt_down(lam_min)
     return ritz, eps
 
 
@@ -374,11 +369,6 @@ def _block(v: Dyadic, k: Dyadic, unknown, below: Fraction, above, start: int, st
     e2 = eps * eps
     radius = 2 * e2 / (eta + _sqrt_down(eta * eta + 4 * e2))
     return [(lo - radius, hi + radius) for lo, hi in ritz]
-
-
-def _fmpq_frob2(m: flint.fmpq_mat) -> Fraction:
-    total = sum((x * x for x in m.entries()), flint.fmpq(0))
-    return Fraction(int(total.p), int(total.q))
 
 
 def eigenvalue_gap_interval(lin: LinearEnclosure, top: TopEnclosure) -> tuple[Fraction, Fraction, bool]:
