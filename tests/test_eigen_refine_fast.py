@@ -15,7 +15,7 @@ from precise_kpca.backends.ozaki import FixedMatrix
 from precise_kpca.numerics.eigen import eigensystem
 from precise_kpca.numerics.eigen_gallery import centered_gaussian_gram, centered_gaussian_gram_fixed, gaussian_data
 from precise_kpca.numerics.eigen_refine import refine_eigensystem
-from precise_kpca.numerics.quad_gram import scaled_gaussian_gram_words
+from precise_kpca.numerics.binary128_gram import scaled_gaussian_gram_words
 
 from .eigsy_reference import reference
 
@@ -184,7 +184,7 @@ def test_group_second_order_contains_pencil_eigenvalues():
 
 # -- fixed-point input (binary128 Gram words) with an input error --------------------------------------------
 @pytest.fixture(scope="module")
-def quad40():
+def binary128_40():
     g = scaled_gaussian_gram_words(gaussian_data(40, seed=3), 2**10)
     ctx = mpmath.MPContext()
     ctx.prec = 2200  # hi + lo exactly
@@ -193,8 +193,8 @@ def quad40():
     return g, exact, reference(exact, 110)
 
 
-def test_words_input_bounds_given_and_true(quad40):
-    g, exact, (ctx, values, vectors) = quad40
+def test_words_input_bounds_given_and_true(binary128_40):
+    g, exact, (ctx, values, vectors) = binary128_40
     F = FixedMatrix.from_words([g.hi, g.lo], bits=er.input_bits(40, DPS))
     res = refine_eigensystem(F, dps=DPS, tier=1, k=4, input_error=g.error_bound)
     assert res.input_error >= g.error_bound
@@ -213,8 +213,8 @@ def test_words_input_bounds_given_and_true(quad40):
         assert abs(a - b) <= ba + bb
 
 
-def test_words_input_wrong_arguments_rejected(quad40):
-    g, _, _ = quad40
+def test_words_input_wrong_arguments_rejected(binary128_40):
+    g, _, _ = binary128_40
     F = FixedMatrix.from_words([g.hi, g.lo], bits=er.input_bits(40, DPS))
     for bad in (-1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="input_error"):

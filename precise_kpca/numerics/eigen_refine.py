@@ -181,7 +181,7 @@ def refine_eigensystem(A, *, dps: int, tier: int = 1, k: int | None = None, max_
     A : ndarray of mpmath mpf, shape (N, N), or ozaki.FixedMatrix
         Symmetric matrix, read exactly: mpf entries (any mpmath context), or a fixed-point matrix such as
         ``FixedMatrix.from_words([hi, lo], bits=input_bits(N, dps, tier))`` of a double-word Gram
-        (:func:`precise_kpca.numerics.quad_gram.scaled_gaussian_gram_words`), whose ``error_bound`` counts as
+        (:func:`precise_kpca.numerics.binary128_gram.scaled_gaussian_gram_words`), whose ``error_bound`` counts as
         rounding of the input. A nonsymmetric input is symmetrised and the asymmetry is added to the bounds.
     dps : int
         Target decimal digits.
@@ -199,7 +199,7 @@ def refine_eigensystem(A, *, dps: int, tier: int = 1, k: int | None = None, max_
         Cap on the fixed-point bits used for ``A`` (default: tier 1 what ``dps`` needs, tier 2 all the
         bits the entries carry).
     input_error : float, optional
-        Bound on ``‖A_true - A‖₂`` (in ``A``'s units; a Frobenius bound will do, e.g. ``QuadGram.error_bound``)
+        Bound on ``‖A_true - A‖₂`` (in ``A``'s units; a Frobenius bound will do, e.g. ``Binary128Gram.error_bound``)
         when ``A`` stands for a matrix known only to that accuracy. The refinement targets ``A`` as given; the
         returned ``value_error_bounds`` and ``vector_error_bounds`` hold for ``A_true`` (Weyl; Davis–Kahan with
         the residual and the gaps widened by it), ``given_*`` for ``A`` itself.
