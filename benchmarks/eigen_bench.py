@@ -16,7 +16,7 @@ measured N and marked ≈), ratio to float64 LAPACK ``eigh``, and the digits ach
 - tier 2: the least relative digits over eigenvalues above A's noise floor.
 
 Matrices: ``--gram mp`` (default for Gaussian data) builds ``H K H`` exactly as mpf entries
-(:mod:`precise_kpca.numerics.eigen_gallery`, minutes at N = 2000; with ``--dataset`` the same construction
+(:mod:`precise_kpca.testing`, minutes at N = 2000; with ``--dataset`` the same construction
 straight into a ``FixedMatrix``, ``centered_gaussian_gram_fixed``, cached, tier 2 by default); ``--gram quad``
 (the default for ``--dataset``)
 takes the binary128 Gram ``σ_X² H K H`` of :func:`precise_kpca.numerics.binary128_gram.scaled_gaussian_gram_words`
@@ -55,7 +55,7 @@ import mpmath  # noqa: E402
 import numpy as np  # noqa: E402
 
 from precise_kpca.backends.ozaki import FixedMatrix  # noqa: E402
-from precise_kpca.numerics.eigen_gallery import (  # noqa: E402
+from precise_kpca.testing import (  # noqa: E402
     centered_gaussian_gram,
     centered_gaussian_gram_fixed,
     gaussian_data,

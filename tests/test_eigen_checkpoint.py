@@ -9,7 +9,7 @@ import pytest
 
 import precise_kpca.numerics.eigen_refine as er
 from precise_kpca.numerics import eigen_checkpoint
-from precise_kpca.numerics.eigen_gallery import centered_gaussian_gram, gaussian_data
+from precise_kpca.testing import centered_gaussian_gram, gaussian_data
 from precise_kpca.numerics.eigen_refine import refine_eigensystem
 
 

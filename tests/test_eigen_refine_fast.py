@@ -13,7 +13,7 @@ import pytest
 import precise_kpca.numerics.eigen_refine as er
 from precise_kpca.backends.ozaki import FixedMatrix
 from precise_kpca.numerics.eigen import eigensystem
-from precise_kpca.numerics.eigen_gallery import centered_gaussian_gram, centered_gaussian_gram_fixed, gaussian_data
+from precise_kpca.testing import centered_gaussian_gram, centered_gaussian_gram_fixed, gaussian_data
 from precise_kpca.numerics.eigen_refine import refine_eigensystem
 from precise_kpca.numerics.binary128_gram import scaled_gaussian_gram_words
 
