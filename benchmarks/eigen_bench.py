@@ -45,6 +45,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import argparse  # noqa: E402
 import hashlib  # noqa: E402
 import json  # noqa: E402
+import logging  # noqa: E402
 import math  # noqa: E402
 import pickle  # noqa: E402
 import statistics  # noqa: E402
@@ -208,9 +209,8 @@ def main() -> None:
     ap.add_argument("--debug-bounds", action="store_true", help="print each check's bound components")
     args = ap.parse_args()
     if args.debug_bounds:
-        import precise_kpca.numerics.eigen_refine as er
-
-        er._DEBUG = True
+        logging.basicConfig(format="  %(message)s")
+        logging.getLogger("precise_kpca.numerics.eigen_refine").setLevel(logging.DEBUG)
     if args.quick:
         args.sizes, args.tier2_sizes, args.eigsy_max = [60, 200], [60, 200], 100
     data = None

@@ -143,3 +143,14 @@ def test_bad_input():
         refine_eigensystem(np.array([[1.0, 0.0], [0.0, 1.0]], dtype=object), dps=30)
     with pytest.raises(ValueError, match="tier"):
         refine_eigensystem(np.array([[mpmath.mpf(1)]], dtype=object), dps=30, tier=3)
+
+
+def test_diagnostics_go_to_the_module_logger(caplog, capsys):
+    """Per-stage timings and the bound components are DEBUG records of the module's logger, never prints."""
+    A = gaussian_case(12, bits=200)
+    with caplog.at_level("DEBUG", logger="precise_kpca.numerics.eigen_refine"):
+        refine_eigensystem(A, dps=20, tier=1, k=2)
+    messages = [r.getMessage() for r in caplog.records if r.levelname == "DEBUG"]
+    assert any(m.startswith("bounds: groups") for m in messages)
+    assert any(m.startswith("products (A ") for m in messages)
+    assert capsys.readouterr().out == ""

@@ -63,15 +63,31 @@ from .eigen_fixed import integers_to_fixed, mpf_matrix_to_fixed, ratio_to_mpf_tu
 LOG2_10 = math.log2(10)
 _START_BITS = 64  # float64 eigenvectors fit in 64-bit fixed point (smaller entries lose only absolute 2**-64)
 _W_GUARD = 24  # fractional bits of the integer correction W beyond the target accuracy
+_MAX_ITERATIONS = 40
+# tier 1: bits of A beyond target, 2 log2 N (Frobenius-to-entry factors of the products) and the top-k gaps
+_A_GUARD = 8
+_MAX_GAP_BITS = 50  # tier 1's allowance for ‖A‖ / (smallest top-k gap): beyond 2**50 the float64 gaps say nothing
+_OUT_GUARD_BITS = 16  # returned eigenvalues carry this many bits beyond the basis and A (their rounding is bounded)
+
+# -- rounding constants: each bounds one float64 rounding or sets one decision, with the reason -----------------
 # A pair is clustered unless its first-order correction |F_ij / gap| is below 2**-26: a larger one would
 # leave a second-order error above the 2**-53 relative accuracy of the float64 rotation of the cluster's block.
 _CLUSTER_FACTOR = 2.0**26
 _NORM_SAFETY = 1 + 2.0**-40  # covers float64 rounding in the Frobenius norms of the bounds
-_MAX_ITERATIONS = 40
-# tier 1: bits of A beyond target, 2 log2 N (Frobenius-to-entry factors of the products) and the top-k gaps
-_A_GUARD = 8
-_DEBUG = False
-_LOG = logging.getLogger(__name__)  # one INFO line per iteration (runs of hours at N = 5404)
+_EPS = 2.0**-52  # float64's machine epsilon (2u): one rounding of a sum or product of float64 read-outs
+_SHORT_ROUNDING = 2.0**-50  # a few float64 roundings (a short expression of faithful read-outs), relative
+_READOUT_SAFETY = 1 + 2.0**-48  # float64 read-outs are faithful (2 ulp); the c-scaling adds a few ulp
+_SCALED_ROUNDING = 2.0**-47  # the read-outs and c-scaling (2**-48) plus one rounding of a difference of them
+_GAP_ROUNDING = 2.0**-40  # a gap of float64 θ differences shrunk by this relative margin (far above its rounding)
+_DD_PAIR = 2.0**-99  # the double-double rounding of two θ (2**-100 each) in a difference G_ii(θ_i - θ_j)
+_DD_GAP = 2.0**-100  # the double-double rounding of a gap θ_(a-1) - θ_(a), relative to θ_(a)
+_DD_ENDS = 2.0**-103  # a difference of double-double θ (or interval ends) misses by at most this of the θ involved
+_WORDS_NEEDED = 2.0**-45  # a shifted block's float64 read-outs do if their rounding is this far below the block
+_DIAGONAL_ENOUGH = 2.0**-10  # off-diagonal below this fraction of the target: no rotation (orthonormalisation)
+_LINK_MARGIN = 2.0**-6  # pairs non-orthogonal beyond this of √(finest wanted / θ_max) / N are grouped
+_NOISE_ROUNDINGS = 2.0**8  # eigenvalues within this many roundings of A's fixed point are noise
+_NOISE_MARGIN = 2.0**24  # relative digits (tier 2) or vectors (tier 1) only this far above the noise floor
+_LOG = logging.getLogger(__name__)  # INFO: one line per iteration (runs of hours at N = 5404); DEBUG: timings, bounds
 _PANEL_BYTES = 1 << 31  # about the working set of one column panel of the N×N products (int64 levels and digits):
 # at N = 5404 four panels of 1351 columns, whose slice GEMMs run at 98 % of the full width's speed (414: 80 %)
 _CHUNK_ENTRIES = 1 << 21  # entries of one row chunk of the N×N float64 work in bounds and corrections
@@ -271,7 +287,7 @@ def input_bits(n: int, dps: int, tier: int = 1) -> int | None:
     """
     if tier != 1:
         return None
-    return math.ceil(dps * LOG2_10) + 2 * max(1, math.ceil(math.log2(n))) + _A_GUARD + 50
+    return math.ceil(dps * LOG2_10) + 2 * max(1, math.ceil(math.log2(n))) + _A_GUARD + _MAX_GAP_BITS
 
 
 def _normalised_fixed(F: ozaki.FixedMatrix):
@@ -340,9 +356,9 @@ class _Refiner:
         self.resolution = max(read_rounding, n * 2.0 ** -(a_bits + 1))
         # Eigenvalues within a few hundred roundings of A's fixed point are noise; for tier 1 so is everything
         # far below the absolute target. They form one cluster whose block is rotated, never split.
-        self.noise = 2.0**8 * self.resolution
+        self.noise = _NOISE_ROUNDINGS * self.resolution
         if tier == 1:
-            self.noise = max(self.noise, 2.0**24 * self.target * self.a_norm)
+            self.noise = max(self.noise, _NOISE_MARGIN * self.target * self.a_norm)
         self.history = []
         self.checkpoint = None  # (path, perf_counter at the call's start) when the state is saved per iteration
 
@@ -440,7 +456,7 @@ class _Refiner:
             T[own] = 0.0
             gap = (th[None, :] - th[I, None]) + (tl[None, :] - tl[I, None])
             # T's own float64 rounding counts as coupling: it must stay small against the gap too
-            cl = np.abs(gap) <= _CLUSTER_FACTOR * (np.abs(T) + 2.0**-50 * (np.abs(pr.S[I]) + np.abs(mR)))
+            cl = np.abs(gap) <= _CLUSTER_FACTOR * (np.abs(T) + _SHORT_ROUNDING * (np.abs(pr.S[I]) + np.abs(mR)))
             cl |= noise[I, None] & noise[None, :]
             cl[own] = False
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -506,9 +522,9 @@ class _Refiner:
     def _block_tol(self, theta_block) -> float:
         """Off-diagonal size below which a cluster's block needs no rotation (normalised units)."""
         if self.tier == 1:
-            return 2.0**-10 * self.target * self.a_norm
-        floor = self.resolution * 2.0**24
-        return 2.0**-10 * max(self.target * float(np.min(np.abs(theta_block))), floor)
+            return _DIAGONAL_ENOUGH * self.target * self.a_norm
+        floor = self.resolution * _NOISE_MARGIN
+        return _DIAGONAL_ENOUGH * max(self.target * float(np.min(np.abs(theta_block))), floor)
 
     def _shifted_block(self, pr: _Products, J):
         """(S - μG)_JJ to float64 relative accuracy (μ a float64 near the cluster), exactly symmetric.
@@ -530,13 +546,13 @@ class _Refiner:
             b = S_r - mu * R_r
             size = np.abs(S_r) + abs(mu) * np.abs(R_r)
             size[own] = 0.0
-            err = max(err, 2.0**-52 * float(np.max(size)))
+            err = max(err, _EPS * float(np.max(size)))
             b[own] = 0.0
             off_max = max(off_max, float(np.max(np.abs(b))))
             block[rows] = b
             del S_r, R_r, b, size
         scale = max(float(np.max(np.abs(diag))), off_max)
-        if err > 2.0**-45 * scale:
+        if err > _WORDS_NEEDED * scale:
             for rows in chunks:
                 JJ = np.ix_(J[rows], J)
                 g_hi = pr.R[JJ]
@@ -579,15 +595,14 @@ class _Refiner:
             return None
         c = 1.0 / np.sqrt(gdiag)
         safety = _NORM_SAFETY
-        # float64 read-outs are faithful (2 ulp), scaling adds a few ulp: covered by 2**-48 relative
-        rel = 1 + 2.0**-48
+        rel = _READOUT_SAFETY
         # -- groups by non-orthogonality --------------------------------------------------------------
         # pairs left out of the groups enter through Φ to first order (as coupling) and φ² ‖Ŝ‖: keep
         # φ ≤ ‖F_out‖_F small against the square root of the finest accuracy wanted
         th_abs = np.abs(th)
         th_max = float(np.max(th_abs))
         wanted = float(np.min(self._wanted(pr)))
-        link_tol = 2.0**-6 * math.sqrt(wanted / max(th_max, wanted)) / n
+        link_tol = _LINK_MARGIN * math.sqrt(wanted / max(th_max, wanted)) / n
         # Ĝ = cGc and Ŝ = cSc (zero diagonals) by row chunks: N×N float64 temporaries are 233 MB each at N = 5404
         chunks = _row_chunks(n, n)
         indices, counts = [], []
@@ -616,7 +631,7 @@ class _Refiner:
             S_I[same] = 0.0
             del same
             FH = G_I * ((th[I, None] + th[None, :]) / 2)
-            T_out = np.abs(S_I - FH) + 2.0**-50 * (np.abs(S_I) + np.abs(FH))
+            T_out = np.abs(S_I - FH) + _SHORT_ROUNDING * (np.abs(S_I) + np.abs(FH))
             col_out += np.sum(T_out**2, axis=0)
             e_out2 += float(np.sum(S_I**2))
             phi2 += float(np.sum(G_I**2))
@@ -674,17 +689,17 @@ class _Refiner:
         # offsets are relative to θ at each position: radius around θ_(i)
         # + the rounding of the returned θ to max(x_bits, a_bits) + 16 bits
         rad = np.maximum(-lo_off, hi_off) + eta_delta + eta_small + self.a_rounding
-        rad += th_abs[order] * 2.0 ** -(self.a_bits + 15)
+        rad += th_abs[order] * 2.0 ** -(self.a_bits + _OUT_GUARD_BITS - 1)
         vb = np.empty(n)
         vb[order] = rad * safety
-        if _DEBUG:
+        if _LOG.isEnabledFor(logging.DEBUG):
             ratio = vb / self._wanted(pr)
             worst = int(np.argmax(ratio))
-            print(f"  bounds: groups {n_groups} (largest {sizes.max()}), om_in {om_in:.2e}, phi {phi:.2e}, "
-                  f"eta_small {eta_small:.2e}, eta_out {eta_out:.2e}, eta_delta {eta_delta:.2e}, "
-                  f"max r {r.max():.2e}, a_rounding {self.a_rounding:.2e}; vb/wanted max {ratio[worst]:.2e} "
-                  f"at pos {int(np.flatnonzero(order == worst)[0])} (θ {th[worst]:.2e}, r {r[worst]:.2e}, "
-                  f"group size {sizes[labels[worst]]})", flush=True)
+            _LOG.debug("bounds: groups %d (largest %d), om_in %.2e, phi %.2e, eta_small %.2e, eta_out %.2e, "
+                       "eta_delta %.2e, max r %.2e, a_rounding %.2e; vb/wanted max %.2e at pos %d (θ %.2e, r %.2e, "
+                       "group size %d)", n_groups, sizes.max(), om_in, phi, eta_small, eta_out, eta_delta, r.max(),
+                       self.a_rounding, ratio[worst], int(np.flatnonzero(order == worst)[0]), th[worst], r[worst],
+                       sizes[labels[worst]])
         # -- vectors: Davis–Kahan --------------------------------------------------------------------
         vec = self._vector_bounds(pr, order, vb, c, g_min)
         groups = _overlap_groups(th[order], tl[order], vb[order])
@@ -716,7 +731,7 @@ class _Refiner:
             FH = F * ((th[rows, None] + th[None, :]) / 2)
             # float64 read-outs and scaling (2**-48 relative, as in _bounds) and the rounding here, and G's error
             # δG times the θ it meets
-            T = np.abs(E - FH) + 2.0**-47 * (np.abs(E) + np.abs(FH)) + th_top * pr.delta_g / g_min
+            T = np.abs(E - FH) + _SCALED_ROUNDING * (np.abs(E) + np.abs(FH)) + th_top * pr.delta_g / g_min
             T[np.arange(rows.stop - rows.start), np.arange(rows.start, rows.stop)] = 0.0
             eps[rows] = np.sum(T * T, axis=1)
             del E, F, FH, T
@@ -733,7 +748,7 @@ class _Refiner:
         for a in range(0, m, chunk):
             rows = slice(a, min(m, a + chunk))
             d = np.abs((th[rows, None] - th[None, :]) + (tl[rows, None] - tl[None, :]))
-            d = d * (1 - 2.0**-50) - 2.0**-103 * (np.abs(th[rows, None]) + np.abs(th[None, :]))
+            d = d * (1 - _SHORT_ROUNDING) - _DD_ENDS * (np.abs(th[rows, None]) + np.abs(th[None, :]))
             d[np.arange(rows.stop - rows.start), np.arange(rows.start, rows.stop)] = np.inf
             eta[rows] = np.min(d, axis=1) - t_norm
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -756,7 +771,7 @@ class _Refiner:
         for s in range(0, n, chunk):
             rows = slice(s, min(n, s + chunk))
             d = np.abs((th[rows, None] - th[None, :]) + (tl[rows, None] - tl[None, :]))
-            d = d * (1 - 2.0**-50) - 2.0**-103 * (np.abs(th[rows, None]) + np.abs(th[None, :]))
+            d = d * (1 - _SHORT_ROUNDING) - _DD_ENDS * (np.abs(th[rows, None]) + np.abs(th[None, :]))
             d = d - r[rows, None] - r[None, :] - eta_out
             d[labels[rows, None] == labels[None, :]] = np.inf
             np.minimum.at(eta, labels[rows], np.min(d, axis=1))
@@ -790,7 +805,7 @@ class _Refiner:
             thJ = th[J]
             # |(S - G Θ_J)| on the columns J, plus the read-out, cancellation and fixed-point errors
             Fa = np.abs(pr.S[:, J] - pr.R[:, J] * thJ[None, :])
-            Fa += 2.0**-50 * (np.abs(pr.S[:, J]) + np.abs(pr.R[:, J] * thJ[None, :]))
+            Fa += _SHORT_ROUNDING * (np.abs(pr.S[:, J]) + np.abs(pr.R[:, J] * thJ[None, :]))
             Fa += pr.delta_s + np.abs(thJ)[None, :] * pr.delta_g
             Fa[J, np.arange(len(J))] = 0.0  # S_jj - θ_j G_jj = 0 for the exact θ_j (double-double error: 2**-50 term)
             if b - a == 1:
@@ -821,7 +836,7 @@ class _Refiner:
                 d.append(((tho[a - 1] - tho[a]) + (tlo[a - 1] - tlo[a])) - vbo[a - 1] - hi_mu)
             if b < n:  # eigenvalues below: ≤ θ_(b) + vb_(b)
                 d.append(lo_mu - ((tho[b] - tho[a]) + (tlo[b] - tlo[a])) - vbo[b])
-            gap = min(d) * (1 - 2.0**-40) - 2.0**-100 * abs(tho[a]) if d else np.inf
+            gap = min(d) * (1 - _GAP_ROUNDING) - _DD_GAP * abs(tho[a]) if d else np.inf
             if not gap > 0:
                 continue
             sin = res / gap if np.isfinite(gap) else 0.0
@@ -834,8 +849,8 @@ class _Refiner:
                 # distance of a unit vector of span Y to the invariant subspace ≤ ‖sin Θ‖, σ_min(Y)² ≥ 1 - ω
                 bound = sin / math.sqrt(1 - omega_g)
             vec[J] = min(bound * _NORM_SAFETY, 2.0)
-            if _DEBUG and bound > self.target:
-                print(f"  vector pos {a}:{b} res {res:.2e} gap {gap:.2e} bound {bound:.2e}")
+            if bound > self.target:
+                _LOG.debug("vector pos %d:%d res %.2e gap %.2e bound %.2e", a, b, res, gap, bound)
         return vec
 
     def _newton_vector_bound(self, pr, j, gap, g_min, omega_g, lift, extra) -> float:
@@ -852,12 +867,12 @@ class _Refiner:
         tj = th[j]
         rs = pr.S[:, j] - pr.R[:, j] * tj
         rs[j] = 0.0
-        err_r = 2.0**-50 * (np.abs(pr.S[:, j]) + np.abs(pr.R[:, j]) * abs(tj)) + pr.delta_s + abs(tj) * pr.delta_g
+        err_r = _SHORT_ROUNDING * (np.abs(pr.S[:, j]) + np.abs(pr.R[:, j]) * abs(tj)) + pr.delta_s + abs(tj) * pr.delta_g
         err_r[j] = 0.0  # S_jj - θ_j G_jj = 0 for the exact θ_j
         g = 1.0 + np.diag(pr.R)
         d = g * ((th - tj) + (tl - tl[j]))
         # |G_ii(θ_i - θ_j) - d_i|: float64 G_ii and difference, double-double θ (2**-100 covers both θ)
-        d_err = 2.0**-50 * np.abs(d) + 2.0**-99 * (np.abs(th) + abs(tj)) * g
+        d_err = _SHORT_ROUNDING * np.abs(d) + _DD_PAIR * (np.abs(th) + abs(tj)) * g
         d[j] = 0.0  # G_jj(θ_j - θ_j)
         f = -rs / np.where(np.arange(n) == j, np.inf, d)
         f_abs = np.abs(f)
@@ -865,8 +880,8 @@ class _Refiner:
         off = (pr.S @ f - np.diag(pr.S) * f) - tj * (pr.R @ f - np.diag(pr.R) * f)
         z = rs + d * f + off
         m_abs = _abs_matvec(pr.S, f_abs) + abs(tj) * _abs_matvec(pr.R, f_abs)
-        gamma = (n + 8) * 2.0**-52
-        z_err = (err_r + d_err * f_abs + 2.0**-50 * m_abs + (pr.delta_s + abs(tj) * pr.delta_g) * float(np.sum(f_abs))
+        gamma = (n + 8) * _EPS
+        z_err = (err_r + d_err * f_abs + _SHORT_ROUNDING * m_abs + (pr.delta_s + abs(tj) * pr.delta_g) * float(np.sum(f_abs))
                  + gamma * (np.abs(rs) + np.abs(d) * f_abs + 2 * m_abs))
         z_norm = float(np.linalg.norm(np.abs(z) + z_err)) * _NORM_SAFETY
         f_norm = float(np.linalg.norm(f)) * _NORM_SAFETY
@@ -877,10 +892,8 @@ class _Refiner:
         y_high = math.sqrt(1 + omega_g) * math.sqrt(1 + f_norm**2)
         res = (lift * z_norm + (self.a_rounding + extra) * y_high) * _NORM_SAFETY
         s = (x_f / math.sqrt(g_min) + res / (y_low * gap)) * _NORM_SAFETY
-        if _DEBUG:
-            print(f"    newton {j}: ‖Xf‖ part {x_f / math.sqrt(g_min):.2e}, "
-                  f"residual part {res / (y_low * gap):.2e} (z {lift * z_norm:.2e}, "
-                  f"A rounding + extra {(self.a_rounding + extra) * y_high:.2e})")
+        _LOG.debug("newton %d: ‖Xf‖ part %.2e, residual part %.2e (z %.2e, A rounding + extra %.2e)", j,
+                   x_f / math.sqrt(g_min), res / (y_low * gap), lift * z_norm, (self.a_rounding + extra) * y_high)
         if not s < 0.5:
             return 2.0
         return s * (1 + s * s)  # asin s ≤ s (1 + s²) for s ≤ 1/2
@@ -891,7 +904,7 @@ class _Refiner:
         if self.tier == 1:
             return np.full(self.n, self.target * max(float(np.max(th_abs)), 2.0**-self.a_bits))
         # eigenvalues within 10**dps of the noise of A's fixed point cannot carry dps relative digits
-        return np.maximum(self.target * th_abs, self.resolution * 2.0**24)
+        return np.maximum(self.target * th_abs, self.resolution * _NOISE_MARGIN)
 
     def _vector_targets(self, pr: _Products, order) -> np.ndarray:
         """Indices whose vectors must reach the target: tier 1 the top k above the noise (eigenvalues within
@@ -899,7 +912,7 @@ class _Refiner:
         if self.tier == 1:
             top = order[: self.k]
             return top[np.abs(pr.theta_hi[top]) > self.noise]
-        return np.flatnonzero(np.abs(pr.theta_hi) > self.resolution * 2.0**24 / self.target)
+        return np.flatnonzero(np.abs(pr.theta_hi) > self.resolution * _NOISE_MARGIN / self.target)
 
     def _done(self, pr: _Products, order, vb, vec) -> bool:
         vectors_ok = np.all(vec[self._vector_targets(pr, order)] <= self.target)
@@ -1044,7 +1057,7 @@ class _Refiner:
         group's invariant subspace stays inside it)."""
         R = R.copy()
         np.fill_diagonal(R, 0.0)  # the diagonal is removed by the normalisation
-        if float(np.max(np.abs(R), initial=0.0)) <= 2.0**-10 * self.target:
+        if float(np.max(np.abs(R), initial=0.0)) <= _DIAGONAL_ENOUGH * self.target:
             return Y, np.zeros(Y.shape[1])
         R2 = R @ R
         K = -R / 2 + 3 * R2 / 8 - 5 * (R2 @ R) / 16 + 35 * (R2 @ R2) / 128
@@ -1061,7 +1074,7 @@ class _Refiner:
         n = self.n
         unit_exp = self.unit_exp  # normalised unit
         x_bits, order, groups = kept.x_bits, kept.order, kept.groups
-        out_prec = max(x_bits, self.a_bits) + 16
+        out_prec = max(x_bits, self.a_bits) + _OUT_GUARD_BITS
         values = np.empty(n, dtype=object)
         bounds = np.empty(n, dtype=object)
         given_vb, given_vec = kept.vb, kept.vec
@@ -1129,8 +1142,7 @@ def _exp_of(x: float) -> int:
 
 
 def _debug_time(what: str, since: float) -> None:
-    if _DEBUG:
-        print(f"  {what}: {time.perf_counter() - since:.1f} s", flush=True)
+    _LOG.debug("%s: %.1f s", what, time.perf_counter() - since)
 
 
 def _row_chunks(n_rows: int, n_cols: int) -> list[slice]:
@@ -1294,7 +1306,7 @@ def _sorted_ends(th, tl, order, r_lo, r_hi):
         hi = s + e
         lo = e - (hi - s)
         k = np.lexsort((-lo, -hi))
-        slack = 2.0**-103 * (np.abs(th[k]) + rad[k] + np.abs(th[order]))
+        slack = _DD_ENDS * (np.abs(th[k]) + rad[k] + np.abs(th[order]))
         off = ((hi[k] - th[order]) + (lo[k] - tl[order]))
         off = off - slack if sign < 0 else off + slack
         own = k == order
@@ -1315,7 +1327,7 @@ def _overlap_groups(th, tl, vb) -> list[tuple[int, int]]:
     if n == 0:
         return []
     gaps = (th[:-1] - th[1:]) + (tl[:-1] - tl[1:])
-    join = gaps * (1 - 2.0**-40) <= vb[:-1] + vb[1:]
+    join = gaps * (1 - _GAP_ROUNDING) <= vb[:-1] + vb[1:]
     stops = np.flatnonzero(~join) + 1
     starts = np.concatenate(([0], stops))
     stops = np.concatenate((stops, [n]))
@@ -1329,7 +1341,8 @@ def _gap_bits_from_values(w: np.ndarray, k: int) -> int:
         return 0
     gaps = np.abs(np.diff(w))
     near = np.minimum(np.concatenate(([np.inf], gaps)), np.concatenate((gaps, [np.inf])))[:k]
-    return int(math.ceil(min(50.0, max(0.0, math.log2(scale / max(np.min(near), scale * 2.0**-50))))))
+    ratio = scale / max(np.min(near), scale * 2.0**-_MAX_GAP_BITS)
+    return int(math.ceil(min(float(_MAX_GAP_BITS), max(0.0, math.log2(ratio)))))
 
 
 def _round_div(a: int, b: int) -> int:
