@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.sparse import csr_matrix
@@ -47,9 +48,6 @@ def bounds(ref, pr: Products):
     if not g_min > 0.5:
         return None
     c = 1.0 / np.sqrt(gdiag)
-    safety = _NORM_SAFETY
-    rel = _READOUT_SAFETY
-    # -- groups by non-orthogonality --------------------------------------------------------------
     # pairs left out of the groups enter through Φ to first order (as coupling) and φ² ‖Ŝ‖: keep
     # φ ≤ ‖F_out‖_F small against the square root of the finest accuracy wanted
     th_abs = np.abs(th)
@@ -58,6 +56,61 @@ def bounds(ref, pr: Products):
     link_tol = _LINK_MARGIN * math.sqrt(wanted / max(th_max, wanted)) / n
     # Ĝ = cGc and Ŝ = cSc (zero diagonals) by row chunks: N×N float64 temporaries are 233 MB each at N = 5404
     chunks = _row_chunks(n, n)
+    groups = _link_groups(pr, c, link_tol, chunks)
+    norms = _group_norms(pr, c, groups, chunks, g_min)
+    om_in = float(np.max(norms.om_g))
+    e_in = float(np.max(norms.e_g))
+    if not om_in < 0.25:
+        return None
+    phi = norms.phi / (1 - om_in) * _NORM_SAFETY
+    dphi = n * pr.delta_g / g_min / (1 - om_in) * _NORM_SAFETY  # the error of G, also off the groups
+    if not phi + dphi < 0.25:
+        return None
+    r = _member_radii(pr, c, groups, norms, g_min)
+    eta_small, eta_out, eta_delta = _remainders(pr, norms, th_max, e_in, om_in, phi, dphi, g_min)
+    order = np.lexsort((-tl, -th))
+    lo_off, hi_off = _sorted_offsets(pr, order, r, eta_out, groups, norms.col_out, om_in)
+    # offsets are relative to θ at each position: radius around θ_(i)
+    # + the rounding of the returned θ to max(x_bits, a_bits) + 16 bits
+    rad = np.maximum(-lo_off, hi_off) + eta_delta + eta_small + ref.a_rounding
+    rad += th_abs[order] * 2.0 ** -(ref.a_bits + _OUT_GUARD_BITS - 1)
+    vb = np.empty(n)
+    vb[order] = rad * _NORM_SAFETY
+    if _LOG.isEnabledFor(logging.DEBUG):
+        ratio = vb / wanted_accuracy(ref, pr)
+        worst = int(np.argmax(ratio))
+        _LOG.debug("bounds: groups %d (largest %d), om_in %.2e, phi %.2e, eta_small %.2e, eta_out %.2e, "
+                   "eta_delta %.2e, max r %.2e, a_rounding %.2e; vb/wanted max %.2e at pos %d (θ %.2e, r %.2e, "
+                   "group size %d)", groups.count, groups.sizes.max(), om_in, phi, eta_small, eta_out, eta_delta,
+                   r.max(), ref.a_rounding, ratio[worst], int(np.flatnonzero(order == worst)[0]), th[worst],
+                   r[worst], groups.sizes[groups.labels[worst]])
+    vec = vector_bounds(ref, pr, order, vb, c, g_min)  # Davis–Kahan
+    return order, vb, vec, _overlap_groups(th[order], tl[order], vb[order])
+
+
+@dataclass
+class _Groups:
+    """Indices linked by non-orthogonality (step 1 of :func:`bounds`): ``labels[i]`` the group of index i."""
+
+    count: int
+    labels: np.ndarray
+    sizes: np.ndarray
+
+
+@dataclass
+class _GroupNorms:
+    """Norm bounds of the c-scaled S and G inside and across the groups (steps 1–3 of :func:`bounds`)."""
+
+    e_out: float  # ≥ ‖E_out‖_F, the cross-group part of Ŝ
+    phi: float  # ≥ ‖F_out‖_F, the cross-group part of Ĝ (before the (1 - ω_in) of C)
+    om_g: np.ndarray  # per group ≥ ‖F_g‖ (G's error δG included)
+    e_g: np.ndarray  # per group ≥ ‖E_g‖
+    col_out: np.ndarray  # per column: squared first-order coupling T = E - (FΘ + ΘF)/2 to the other groups
+
+
+def _link_groups(pr: Products, c, link_tol: float, chunks) -> _Groups:
+    """Groups of indices linked by ``|Ĝ_ij| > link_tol`` (connected components of the sparse link graph)."""
+    n = len(c)
     indices, counts = [], []
     for I in chunks:
         link = np.abs(_scaled_rows(pr.R, c, I)) > link_tol
@@ -69,9 +122,14 @@ def bounds(ref, pr: Products):
     graph = csr_matrix((np.ones(len(indices), dtype=bool), indices, indptr), shape=(n, n))
     n_groups, labels = connected_components(graph, directed=False)
     del graph, indices, indptr, counts
-    sizes = np.bincount(labels, minlength=n_groups)
-    # cross-group pairs: ‖E_out‖_F, ‖F_out‖_F and, per column, their first-order coupling
-    # T = E - (FΘ + ΘF)/2 with its float64 rounding; inside the groups: per column ‖F_g‖², ‖E_g‖²
+    return _Groups(n_groups, labels, np.bincount(labels, minlength=n_groups))
+
+
+def _group_norms(pr: Products, c, groups: _Groups, chunks, g_min: float) -> _GroupNorms:
+    """Cross-group pairs: ``‖E_out‖_F``, ``‖F_out‖_F`` and, per column, their first-order coupling
+    ``T = E - (FΘ + ΘF)/2`` with its float64 rounding; inside the groups: per group ``‖F_g‖``, ``‖E_g‖``."""
+    n, th, labels = len(c), pr.theta_hi, groups.labels
+    safety, rel = _NORM_SAFETY, _READOUT_SAFETY
     e_out2 = phi2 = 0.0
     col_out, col_fin, col_ein = np.zeros(n), np.zeros(n), np.zeros(n)
     for I in chunks:
@@ -91,72 +149,62 @@ def bounds(ref, pr: Products):
         del G_I, S_I, FH, T_out
     e_out = math.sqrt(e_out2) * safety * rel
     phi = math.sqrt(phi2) * safety * rel
-    om_g = np.sqrt(np.bincount(labels, weights=col_fin, minlength=n_groups)) * safety * rel
-    om_g += sizes * pr.delta_g / g_min
-    e_g = np.sqrt(np.bincount(labels, weights=col_ein, minlength=n_groups)) * safety * rel
-    del col_fin, col_ein
-    om_in = float(np.max(om_g))
-    e_in = float(np.max(e_g))
-    if not om_in < 0.25:
-        return None
-    phi = phi / (1 - om_in) * safety
-    dphi = n * pr.delta_g / g_min / (1 - om_in) * safety  # the error of G, also off the groups
-    ph = phi + dphi
-    if not ph < 0.25:
-        return None
-    # group members: Ostrowski and Weyl inside the block; singletons: θ itself (double-double rounding)
+    om_g = np.sqrt(np.bincount(labels, weights=col_fin, minlength=groups.count)) * safety * rel
+    om_g += groups.sizes * pr.delta_g / g_min
+    e_g = np.sqrt(np.bincount(labels, weights=col_ein, minlength=groups.count)) * safety * rel
+    return _GroupNorms(e_out, phi, om_g, e_g, col_out)
+
+
+def _member_radii(pr: Products, c, groups: _Groups, norms: _GroupNorms, g_min: float) -> np.ndarray:
+    """Step 2: each θ's radius inside its group's pencil (Ostrowski and Weyl, then second order); 0 for a
+    singleton (intervals are centred on the exact θ = S_ii/G_ii; its double-double only enters differences of
+    distinct θ, each with its own 2**-104 allowance)."""
+    labels, sizes = groups.labels, groups.sizes
     big = sizes[labels] > 1
-    og = om_g[labels]
-    eg = e_g[labels]
-    # (intervals are centred on the exact θ = S_ii/G_ii; its double-double only enters differences of
-    # distinct θ, each with its own 2**-104 allowance)
-    r = np.where(big, eg + og / (1 - og) * (th_abs + eg), 0.0) * safety
+    og = norms.om_g[labels]
+    eg = norms.e_g[labels]
+    r = np.where(big, eg + og / (1 - og) * (np.abs(pr.theta_hi) + eg), 0.0) * _NORM_SAFETY
     # second order inside the groups (a float64 rotation leaves ω_g ≈ 2**-53: ω_g |θ| can exceed the target)
     for gidx in np.flatnonzero(sizes > 1):
         members = np.flatnonzero(labels == gidx)
         r[members] = np.minimum(r[members], group_second_order(
-            pr, members, c, float(om_g[gidx]), float(e_g[gidx]), g_min))
-    # Z = (I+Φ)^{-1/2} CŜC (I+Φ)^{-1/2} = B + C T_out C + small (see the docstring)
+            pr, members, c, float(norms.om_g[gidx]), float(norms.e_g[gidx]), g_min))
+    return r
+
+
+def _remainders(pr: Products, norms: _GroupNorms, th_max, e_in, om_in, phi, dphi, g_min):
+    """Step 3: ``(η_small, η_out, η_delta)``: what ``Z = (I+Φ)^{-1/2} CŜC (I+Φ)^{-1/2} = B + C T_out C + small``
+    adds beyond the block-diagonal B (second order in Φ, G's error), Weyl's ``‖C T_out C‖`` and S's error."""
+    n, safety = len(norms.col_out), _NORM_SAFETY
+    ph = phi + dphi
+    e_out = norms.e_out
     m_norm = (th_max + e_in + e_out) / (1 - om_in) * safety
     kappa = 0.375 * ph * ph / (1 - ph)
     rem = m_norm * (ph * ph / 4 + 2 * kappa + kappa * ph + kappa * kappa)
     o2 = phi * (e_in + om_in / (1 - om_in) * (th_max + e_in)) / (1 - om_in)
     eta_small = (ph * e_out / (1 - om_in) + rem + o2 + dphi * m_norm) * safety
-    eta_out = math.sqrt(float(np.sum(col_out))) * safety / (1 - om_in) * safety
+    eta_out = math.sqrt(float(np.sum(norms.col_out))) * safety / (1 - om_in) * safety
     eta_delta = n * pr.delta_s / (g_min * (1 - om_in)) * safety
-    # -- sorted ends: global (Weyl) argument ----------------------------------------------------
-    order = np.lexsort((-tl, -th))
+    return eta_small, eta_out, eta_delta
+
+
+def _sorted_offsets(pr: Products, order, r, eta_out, groups: _Groups, col_out, om_in):
+    """Step 4 and the sorted ends: offsets from θ_(i) of the i-th lower and upper ends, the global Weyl
+    argument (radii ``r + η_out``) intersected with Li–Li's per separated group."""
+    th, tl, labels = pr.theta_hi, pr.theta_lo, groups.labels
     lo_off, hi_off = _sorted_ends(th, tl, order, r + eta_out, r + eta_out)
-    # -- Li–Li per group --------------------------------------------------------------------------
-    eps_g = np.sqrt(np.bincount(labels, weights=col_out, minlength=n_groups)) * safety / (1 - om_in)
-    eta_g = _group_gaps(ref.n, th, tl, r, eta_out, labels, n_groups)
+    eps_g = np.sqrt(np.bincount(labels, weights=col_out, minlength=groups.count)) * _NORM_SAFETY / (1 - om_in)
+    eta_g = _group_gaps(len(th), th, tl, r, eta_out, labels, groups.count)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         q_g = np.where(eta_g > 0, 2 * eps_g**2 / (eta_g + np.sqrt(eta_g**2 + 4 * eps_g**2)), np.inf)
-    q_g *= safety
+    q_g *= _NORM_SAFETY
     for gidx in np.flatnonzero((eta_g > 0) & (q_g < eta_out)):
         members = labels == gidx
         rad_g = np.where(members, r + q_g[gidx], r + eta_out + q_g[gidx])
         lo2, hi2 = _sorted_ends(th, tl, order, rad_g, rad_g)
         lo_off = np.maximum(lo_off, lo2)
         hi_off = np.minimum(hi_off, hi2)
-    # offsets are relative to θ at each position: radius around θ_(i)
-    # + the rounding of the returned θ to max(x_bits, a_bits) + 16 bits
-    rad = np.maximum(-lo_off, hi_off) + eta_delta + eta_small + ref.a_rounding
-    rad += th_abs[order] * 2.0 ** -(ref.a_bits + _OUT_GUARD_BITS - 1)
-    vb = np.empty(n)
-    vb[order] = rad * safety
-    if _LOG.isEnabledFor(logging.DEBUG):
-        ratio = vb / wanted_accuracy(ref, pr)
-        worst = int(np.argmax(ratio))
-        _LOG.debug("bounds: groups %d (largest %d), om_in %.2e, phi %.2e, eta_small %.2e, eta_out %.2e, "
-                   "eta_delta %.2e, max r %.2e, a_rounding %.2e; vb/wanted max %.2e at pos %d (θ %.2e, r %.2e, "
-                   "group size %d)", n_groups, sizes.max(), om_in, phi, eta_small, eta_out, eta_delta, r.max(),
-                   ref.a_rounding, ratio[worst], int(np.flatnonzero(order == worst)[0]), th[worst], r[worst],
-                   sizes[labels[worst]])
-    # -- vectors: Davis–Kahan --------------------------------------------------------------------
-    vec = vector_bounds(ref, pr, order, vb, c, g_min)
-    groups = _overlap_groups(th[order], tl[order], vb[order])
-    return order, vb, vec, groups
+    return lo_off, hi_off
 
 
 def group_second_order(pr, J, c, om, e, g_min):

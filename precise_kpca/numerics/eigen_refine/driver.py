@@ -70,6 +70,23 @@ def refine_eigensystem(A, *, dps: int, tier: int = 1, k: int | None = None, max_
     RefinedEigensystem
     """
     started = time.perf_counter()
+    A, n, k = _checked_arguments(A, dps, tier, k, input_error)
+    A_read, exp2, a_bits, read_rounding = _read_fixed(A, n, dps, tier, max_bits)
+    del A  # the refiner may round A_read: no second copy of the input's digits
+    scaled_error = _scaled_input_error(input_error, exp2 + a_bits)
+    # the slice GEMMs use the caller's BLAS threads (threadpoolctl / OPENBLAS_NUM_THREADS)
+    refiner = _Refiner(A_read, n, exp2, a_bits, dps, tier, k, max_bits, read_rounding, scaled_error)
+    del A_read  # the refiner holds A rounded to the bits it needs (GBs at N = 5404)
+    if checkpoint is not None:
+        refiner.checkpoint = (checkpoint, started)
+    result = refiner.run()
+    if checkpoint is not None:
+        _checkpoint.remove(checkpoint)
+    return result
+
+
+def _checked_arguments(A, dps, tier, k, input_error):
+    """``(A, n, k)``: A as a ``FixedMatrix`` or an object array, its order and tier 1's k (ValueError on bad ones)."""
     if tier not in (1, 2):
         raise ValueError(f"tier must be 1 or 2, got {tier!r}")
     if not isinstance(dps, (int, np.integer)) or dps < 1:
@@ -88,36 +105,37 @@ def refine_eigensystem(A, *, dps: int, tier: int = 1, k: int | None = None, max_
     k = min(n, 10) if k is None else int(k)
     if tier == 1 and not 1 <= k <= n:
         raise ValueError(f"k must be between 1 and N={n}, got {k}")
+    return A, n, k
+
+
+def _read_fixed(A, n, dps, tier, max_bits):
+    """``(A_read, exp2, a_bits, read_rounding)``: A in the refiner's units (see :func:`_normalised_fixed`), read
+    to the bits the tier needs (at most ``max_bits``), and a bound on the reading's ‖ΔA‖₂."""
     if isinstance(A, ozaki.FixedMatrix):
         A_read, exp2, a_bits, read_rounding = _normalised_fixed(A)
         if max_bits is not None and max_bits < a_bits:
             A_read = _exact(A_read.rounded(A_read.exponent + max_bits))
             read_rounding += n * 2.0 ** -(max_bits + 1)
             exp2, a_bits = exp2 + a_bits - max_bits, max_bits
-    else:
-        a_bits = input_bits(n, dps, tier)
-        if max_bits is not None:
-            a_bits = max_bits if a_bits is None else min(a_bits, max_bits)
-        A_read, exp2, a_bits = mpf_matrix_to_fixed(A, a_bits)
-        # ‖ΔA‖₂ ≤ ‖ΔA‖_F ≤ n 2**-(a_bits+1) (normalised units)
-        read_rounding = n * 2.0 ** -(a_bits + 1)
-    del A  # the refiner may round A_read: no second copy of the input's digits
-    # input_error in normalised units; A's exponent can lie far outside float64's range (σ beyond 2**500)
+        return A_read, exp2, a_bits, read_rounding
+    a_bits = input_bits(n, dps, tier)
+    if max_bits is not None:
+        a_bits = max_bits if a_bits is None else min(a_bits, max_bits)
+    A_read, exp2, a_bits = mpf_matrix_to_fixed(A, a_bits)
+    # ‖ΔA‖₂ ≤ ‖ΔA‖_F ≤ n 2**-(a_bits+1) (normalised units)
+    return A_read, exp2, a_bits, n * 2.0 ** -(a_bits + 1)
+
+
+def _scaled_input_error(input_error, unit_exp: int) -> float:
+    """``input_error`` in normalised units (``2**unit_exp`` ≈ max |A|): A's exponent can lie far outside
+    float64's range (σ beyond 2**500); ValueError where the error is far larger than A itself."""
     try:
-        scaled_error = math.ldexp(float(input_error), -(exp2 + a_bits)) * _NORM_SAFETY if input_error else 0.0
+        scaled_error = math.ldexp(float(input_error), -unit_exp) * _NORM_SAFETY if input_error else 0.0
     except OverflowError:
         scaled_error = math.inf
     if not math.isfinite(scaled_error):
-        raise ValueError(f"input_error={input_error!r} is far larger than A itself (its unit is 2**{exp2 + a_bits})")
-    # the slice GEMMs use the caller's BLAS threads (threadpoolctl / OPENBLAS_NUM_THREADS)
-    refiner = _Refiner(A_read, n, exp2, a_bits, dps, tier, k, max_bits, read_rounding, scaled_error)
-    del A_read  # the refiner holds A rounded to the bits it needs (GBs at N = 5404)
-    if checkpoint is not None:
-        refiner.checkpoint = (checkpoint, started)
-    result = refiner.run()
-    if checkpoint is not None:
-        _checkpoint.remove(checkpoint)
-    return result
+        raise ValueError(f"input_error={input_error!r} is far larger than A itself (its unit is 2**{unit_exp})")
+    return scaled_error
 
 
 def input_bits(n: int, dps: int, tier: int = 1) -> int | None:
@@ -145,7 +163,8 @@ def _normalised_fixed(F: ozaki.FixedMatrix):
 
 
 class _Refiner:
-    """State of one refinement: fixed-point A, basis X, precision schedule."""
+    """State of one refinement: fixed-point A, basis X, precision schedule (the stage functions of
+    :mod:`.products`, :mod:`.correction`, :mod:`.bounds`, :mod:`.result` and :mod:`.checkpoint` read it as ``ref``)."""
 
     def __init__(self, A_read, n, exp2, a_bits, dps, tier, k, max_bits, read_rounding, input_error):
         self.n, self.exp2, self.dps, self.tier, self.k = n, exp2, dps, tier, k
@@ -215,37 +234,19 @@ class _Refiner:
         vectors_ok = np.all(vec[self._vector_targets(pr, order)] <= self.target)
         return bool(np.all(vb <= wanted_accuracy(self, pr)) and vectors_ok)
 
-    # -- driver -----------------------------------------------------------------------------------
+    # -- the iteration ----------------------------------------------------------------------------
     def run(self) -> RefinedEigensystem:
+        """Products, bounds, correction and update per iteration until the bounds meet their targets or stop
+        improving; the result is built from the best checked basis."""
         n = self.n
         # tier 1: X's rounding enters eigenvalues quadratically and vectors as 2**-x_bits / gap (gap bits are
         # in a_bits); tier 2 keeps 16 bits beyond A
         log2n = max(1, math.ceil(math.log2(n)))
         x_cap = self.a_bits - log2n - 8 if self.tier == 1 else self.a_bits
-        saved = _checkpoint.resumed_state(self)
-        if saved is None:
-            x_bits = _START_BITS
-            X = _exact(ozaki.FixedMatrix.from_float64(self.V0, bits=x_bits, digit_bits=self.digit_bits))
-            start, bits_used, stall = 0, 0, 0
-            best = None  # (score, iteration, what the result needs) of the best checked basis
-            self.rotated_scale = None
-        else:
-            # popped, not read: the loaded basis and best basis are GBs each at N = 5404 and must not outlive X
-            X, x_bits, start, bits_used, stall, best = (saved.pop(key) for key in
-                                                        ("X", "x_bits", "iteration", "bits_used", "stall", "best"))
-            self.rotated_scale, self.history = saved.pop("rotated_scale"), saved.pop("history")
-            saved = {"iteration": start, "seconds": saved["seconds"]}
-            _LOG.info("refine_eigensystem N=%d tier %d: resumed after iteration %d (%.1f s before)", n, self.tier,
-                      start, saved["seconds"])
-        self.V0 = None
+        X, x_bits, start, bits_used, stall, best, saved = self._start()
         for it in range(start, _MAX_ITERATIONS + 1):
             it_clock = time.perf_counter()
-            a_bits = min(self.a_bits, x_bits + 48)
-            if self.tier == 2 and self.rotated_scale is not None:
-                # a graded cluster is being peeled: its next level is resolved by products accurate to 2**-53
-                # of the block just rotated (plus 40 guard bits); the full precision waits for the last steps
-                need = math.ceil(math.log2(max(self.a_norm, 1e-300) / self.rotated_scale)) + 53 + 40
-                a_bits = min(a_bits, max(need, 2 * _START_BITS))
+            a_bits = self._product_bits(x_bits)
             clock = time.perf_counter()
             pr = products(self, X, x_bits, a_bits)
             bits_used = max(bits_used, x_bits, a_bits)
@@ -254,13 +255,7 @@ class _Refiner:
             bnd = bounds(self, pr) if a_bits == self.a_bits else None
             _debug_time("bounds", clock)
             if bnd is not None:
-                order, vb, vec, _ = bnd
-                # best basis: eigenvalue and (wanted) vector bounds against their targets
-                vec_cols = self._vector_targets(pr, order)
-                with np.errstate(divide="ignore", invalid="ignore"):  # 10**-dps underflows past dps 323
-                    score = max(float(np.max(vb / wanted_accuracy(self, pr))),
-                                float(np.max(vec[vec_cols], initial=0.0)) / max(self.target, 1e-300))
-                done = self._done(pr, order, vb, vec)
+                score, done = self._score(pr, bnd)
                 if best is None or done or score < best[0]:
                     best, stall = (score, it, keep(self, X, x_bits, pr, bnd)), 0
                 else:
@@ -284,15 +279,7 @@ class _Refiner:
             del W
             _debug_time("update", clock)
             x_bits = new_bits
-            h = self.history[-1]
-            h["seconds"] = time.perf_counter() - it_clock
-            _LOG.info("refine_eigensystem N=%d tier %d: iteration %d (A %d b, X %d b, %d clustered) in %.1f s; "
-                      "next X %d b", n, self.tier, it + 1, h["a_bits"], h["x_bits"], h["clustered"], h["seconds"],
-                      x_bits)
-            if self.checkpoint is not None:
-                _checkpoint.save_state(self, {"X": X, "x_bits": x_bits, "iteration": it + 1, "bits_used": bits_used,
-                                              "stall": stall, "best": best, "rotated_scale": self.rotated_scale,
-                                              "history": self.history})
+            self._iteration_done(it, it_clock, X, x_bits, bits_used, stall, best)
         if best is None:
             raise NoConvergence("refine_eigensystem: no basis was close enough to orthonormal to bound",
                                 remedy="a larger dps or tier 1 (the matrix may carry too few bits)")
@@ -304,6 +291,60 @@ class _Refiner:
         if saved is not None:
             result.resumed = saved
         return result
+
+    def _start(self):
+        """``(X, x_bits, iteration, bits_used, stall, best, resumed)``: the float64 eigenvectors at 64 bits, or the
+        state of a checkpoint (``resumed``: its iteration and earlier seconds, None for a fresh start)."""
+        saved = _checkpoint.resumed_state(self)
+        if saved is None:
+            x_bits = _START_BITS
+            X = _exact(ozaki.FixedMatrix.from_float64(self.V0, bits=x_bits, digit_bits=self.digit_bits))
+            start, bits_used, stall = 0, 0, 0
+            best = None  # (score, iteration, what the result needs) of the best checked basis
+            self.rotated_scale = None
+        else:
+            # popped, not read: the loaded basis and best basis are GBs each at N = 5404 and must not outlive X
+            X, x_bits, start, bits_used, stall, best = (saved.pop(key) for key in
+                                                        ("X", "x_bits", "iteration", "bits_used", "stall", "best"))
+            self.rotated_scale, self.history = saved.pop("rotated_scale"), saved.pop("history")
+            saved = {"iteration": start, "seconds": saved["seconds"]}
+            _LOG.info("refine_eigensystem N=%d tier %d: resumed after iteration %d (%.1f s before)", self.n,
+                      self.tier, start, saved["seconds"])
+        self.V0 = None
+        return X, x_bits, start, bits_used, stall, best, saved
+
+    def _product_bits(self, x_bits: int) -> int:
+        """Bits of A the next products use: 48 beyond X's, and while tier 2 peels a graded cluster no more than
+        resolve its next level."""
+        a_bits = min(self.a_bits, x_bits + 48)
+        if self.tier == 2 and self.rotated_scale is not None:
+            # a graded cluster is being peeled: its next level is resolved by products accurate to 2**-53
+            # of the block just rotated (plus 40 guard bits); the full precision waits for the last steps
+            need = math.ceil(math.log2(max(self.a_norm, 1e-300) / self.rotated_scale)) + 53 + 40
+            a_bits = min(a_bits, max(need, 2 * _START_BITS))
+        return a_bits
+
+    def _score(self, pr: Products, bnd) -> tuple[float, bool]:
+        """The checked basis's largest ratio of a bound to its target (eigenvalues and wanted vectors), and
+        whether every bound meets its target."""
+        order, vb, vec, _ = bnd
+        vec_cols = self._vector_targets(pr, order)
+        with np.errstate(divide="ignore", invalid="ignore"):  # 10**-dps underflows past dps 323
+            score = max(float(np.max(vb / wanted_accuracy(self, pr))),
+                        float(np.max(vec[vec_cols], initial=0.0)) / max(self.target, 1e-300))
+        return score, self._done(pr, order, vb, vec)
+
+    def _iteration_done(self, it, it_clock, X, x_bits, bits_used, stall, best) -> None:
+        """The iteration's seconds in its history entry and the log; the state saved when checkpointing."""
+        h = self.history[-1]
+        h["seconds"] = time.perf_counter() - it_clock
+        _LOG.info("refine_eigensystem N=%d tier %d: iteration %d (A %d b, X %d b, %d clustered) in %.1f s; "
+                  "next X %d b", self.n, self.tier, it + 1, h["a_bits"], h["x_bits"], h["clustered"], h["seconds"],
+                  x_bits)
+        if self.checkpoint is not None:
+            _checkpoint.save_state(self, {"X": X, "x_bits": x_bits, "iteration": it + 1, "bits_used": bits_used,
+                                          "stall": stall, "best": best, "rotated_scale": self.rotated_scale,
+                                          "history": self.history})
 
 
 def _debug_time(what: str, since: float) -> None:
