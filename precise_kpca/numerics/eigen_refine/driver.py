@@ -11,7 +11,7 @@ import numpy as np
 
 from ...backends import ozaki
 from ...errors import NoConvergence
-from ..eigen_fixed import integers_to_fixed, mpf_matrix_to_fixed
+from ..eigen_fixed import mpf_matrix_to_fixed
 from . import checkpoint as _checkpoint
 from .bounds import bounds, wanted_accuracy
 from .correction import correction, updated_basis
@@ -179,7 +179,7 @@ class _Refiner:
             # perturbation of norm ≤ ‖A - Aᵀ‖_F / 2
             Z, z_exp = A_read.to_integers()
             self.asym = float(np.linalg.norm((A_read - A_read.T).to_float64())) / 2 * _NORM_SAFETY
-            A_read = integers_to_fixed((Z + Z.T).ravel().tolist(), n, n, z_exp - 1)
+            A_read = ozaki.FixedMatrix.from_integers(Z + Z.T, z_exp - 1)
             self.exp2 = exp2 - 1
             a_bits += 1
         read_rounding += self.asym
