@@ -154,3 +154,18 @@ def test_diagnostics_go_to_the_module_logger(caplog, capsys):
     assert any(m.startswith("bounds: groups") for m in messages)
     assert any(m.startswith("products (A ") for m in messages)
     assert capsys.readouterr().out == ""
+
+
+def test_nonsymmetric_input_encloses_the_symmetric_part():
+    """A skew part of 1e-20 is symmetrised away exactly ((A + Aᵀ)/2 through FixedMatrix.from_integers) and added to
+    the bounds: they hold the eigenvalues of the symmetric part (mpmath eigsy of it, twice the digits) and cover
+    the skew part's norm."""
+    A = gaussian_case(12, bits=200, seed=5)
+    skew = mpmath.mpf(10) ** -20
+    A[0, 1], A[1, 0] = A[0, 1] + skew, A[1, 0] - skew
+    res = refine_eigensystem(A, dps=DPS, tier=1, k=3)
+    sym = np.array([[(A[i, j] + A[j, i]) / 2 for j in range(12)] for i in range(12)], dtype=object)
+    ctx, values, _ = reference(sym, 2 * DPS + 40)
+    for i, v in enumerate(values):
+        assert abs(ctx.mpf(res.values[i]) - v) <= res.value_error_bounds[i], i
+    assert min(res.value_error_bounds) >= skew
