@@ -16,10 +16,10 @@ measured N and marked ≈), ratio to float64 LAPACK ``eigh``, and the digits ach
 - tier 2: the least relative digits over eigenvalues above A's noise floor.
 
 Matrices: ``--gram mp`` (default for Gaussian data) builds ``H K H`` exactly as mpf entries
-(:mod:`precise_kpca.numerics.eigen_gallery`, minutes at N = 2000; with ``--dataset`` the same construction
+(:mod:`precise_kpca.testing`, minutes at N = 2000; with ``--dataset`` the same construction
 straight into a ``FixedMatrix``, ``centered_gaussian_gram_fixed``, cached, tier 2 by default); ``--gram quad``
 (the default for ``--dataset``)
-takes the binary128 Gram ``σ_X² H K H`` of :func:`precise_kpca.numerics.quad_gram.scaled_gaussian_gram_words`
+takes the binary128 Gram ``σ_X² H K H`` of :func:`precise_kpca.numerics.binary128_gram.scaled_gaussian_gram_words`
 as a ``FixedMatrix`` (``from_words``, no mpf objects; tier 1 only). Its rigorous Frobenius error bound is passed
 as ``input_error``: "bounds" then hold for the exact Gram and cannot exceed the binary128 Gram's own digits
 relative to ‖A‖ (printed), "given" are the digits for the binary128 matrix as given.
@@ -45,6 +45,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import argparse  # noqa: E402
 import hashlib  # noqa: E402
 import json  # noqa: E402
+import logging  # noqa: E402
 import math  # noqa: E402
 import pickle  # noqa: E402
 import statistics  # noqa: E402
@@ -55,13 +56,13 @@ import mpmath  # noqa: E402
 import numpy as np  # noqa: E402
 
 from precise_kpca.backends.ozaki import FixedMatrix  # noqa: E402
-from precise_kpca.numerics.eigen_gallery import (  # noqa: E402
+from precise_kpca.testing import (  # noqa: E402
     centered_gaussian_gram,
     centered_gaussian_gram_fixed,
     gaussian_data,
 )
 from precise_kpca.numerics.eigen_refine import input_bits, refine_eigensystem  # noqa: E402
-from precise_kpca.numerics.quad_gram import scaled_gaussian_gram_words  # noqa: E402
+from precise_kpca.numerics.binary128_gram import scaled_gaussian_gram_words  # noqa: E402
 
 CACHE = Path(__file__).with_name(".cache")
 DPS = 30
@@ -111,7 +112,7 @@ def fixed_gram(name: str, X: np.ndarray, bits: int, workers: int) -> tuple[Fixed
     return F, seconds
 
 
-def quad_gram(X: np.ndarray):
+def binary128_gram(X: np.ndarray):
     """The binary128 Gram σ_X² H K H (σ = 2**10 median distances) as a tier-1 ``FixedMatrix``, its error bound
     (Frobenius, A's units), its words ``[hi, lo]`` and the build seconds."""
     t = time.perf_counter()
@@ -208,9 +209,8 @@ def main() -> None:
     ap.add_argument("--debug-bounds", action="store_true", help="print each check's bound components")
     args = ap.parse_args()
     if args.debug_bounds:
-        import precise_kpca.numerics.eigen_refine as er
-
-        er._DEBUG = True
+        logging.basicConfig(format="  %(message)s")
+        logging.getLogger("precise_kpca.numerics.eigen_refine").setLevel(logging.DEBUG)
     if args.quick:
         args.sizes, args.tier2_sizes, args.eigsy_max = [60, 200], [60, 200], 100
     data = None
@@ -254,7 +254,7 @@ def main() -> None:
     for n in sorted(set(args.sizes) | set(args.tier2_sizes)):
         input_error = 0.0
         if args.gram == "quad":
-            A, input_error, words, t_gram = quad_gram(data if data is not None else gaussian_data(n, seed=0))
+            A, input_error, words, t_gram = binary128_gram(data if data is not None else gaussian_data(n, seed=0))
             Af = words[0]
             bits = None
         elif data is not None:

@@ -31,7 +31,7 @@ column means kept by ``fit`` (N numbers), never the N × N Gram.
 Guarantee of the eigenvalues (``eigenvalues_guarantee_``), whatever the backend:
 
 * ``"rigorous"`` (``enclose=True``, wherever σ_X² H K H fits binary128): σ_X² H K H is built in binary128 with a
-  proven Frobenius error bound (:func:`~precise_kpca.numerics.quad_gram.scaled_gaussian_gram_words`), the float64
+  proven Frobenius error bound (:func:`~precise_kpca.numerics.binary128_gram.scaled_gaussian_gram_words`), the float64
   eigensystem of it is certified by exact products
   (:func:`~precise_kpca.certify.eigen_enclosure.enclose_eigensystem`: Weyl, Kato–Temple, Li–Li), and the intervals
   are divided by a ball of the exact σ_X² (:func:`~precise_kpca.approx.rigorous.sigma_x2_ball`). Their ends, rounded
@@ -71,7 +71,7 @@ from .numerics import double_center, eigensystem, gaussian_cross_gram, gaussian_
 from .numerics.eigen import Eigensystem, fix_signs
 from .numerics.geometry import median_distance, squared_distances
 from .numerics.kernels import sigma_text
-from .numerics.quad_gram import scaled_gaussian_gram_words
+from .numerics.binary128_gram import scaled_gaussian_gram_words
 from .validation import check_data, parse_sigma
 
 BACKENDS = ("auto", "float64", "mp")

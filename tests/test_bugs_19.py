@@ -164,7 +164,7 @@ def test_the_structured_path_refuses_k_beyond_the_rank_before_any_eigensolver(ba
 
 
 HEAVY = ("gaussian_residual", "gaussian_gram", "scaled_gaussian_gram_words", "eigensystem", "ResidualSeries",
-         "QuadResidualOperator")  # the N×N Gram builders and the full eigensolver, wherever a module binds them
+         "Binary128ResidualOperator")  # the N×N Gram builders and the full eigensolver, wherever a module binds them
 
 
 @pytest.mark.parametrize("name", ["pc", "eigenprojection"])

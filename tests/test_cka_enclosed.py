@@ -21,7 +21,7 @@ from precise_kpca.errors import RouteUnavailable
 from precise_kpca.measures import cka_enclosed
 from precise_kpca.measures.cka_enclosed import cka_interval
 from precise_kpca.measures.measurement import interval_digits
-from precise_kpca.numerics.quad_gram import centered_residual_words
+from precise_kpca.numerics.binary128_gram import centered_residual_words
 
 TIGHT_DIGITS = 12
 REF_DIGITS = 50  # the reference's accuracy (test_reference_holds_its_digits), far beyond the intervals' ~30
@@ -213,7 +213,7 @@ def test_an_error_the_bound_does_not_cover_moves_the_interval_off_the_truth(monk
 
 
 def test_interval_past_the_float64_range_of_e_stays_tight():
-    """σ = 2^1000, E ~ 2^-2000: its binary128 words are held scaled (QuadGram.exp2); unscaled they underflowed, and
+    """σ = 2^1000, E ~ 2^-2000: its binary128 words are held scaled (Binary128Gram.exp2); unscaled they underflowed, and
     the builder's 2^-1060 per entry left no digit (17 at σ = 2^500)."""
     X = np.random.default_rng(0).normal(size=(10, 3))
     result = _assert_encloses(X, Fraction(2) ** 1000)

@@ -7,9 +7,9 @@ import weakref
 import numpy as np
 import pytest
 
-import precise_kpca.numerics.eigen_refine as er
-from precise_kpca.numerics import eigen_checkpoint
-from precise_kpca.numerics.eigen_gallery import centered_gaussian_gram, gaussian_data
+from precise_kpca.numerics.eigen_refine import checkpoint as eigen_checkpoint
+from precise_kpca.numerics.eigen_refine import driver
+from precise_kpca.testing import centered_gaussian_gram, gaussian_data
 from precise_kpca.numerics.eigen_refine import refine_eigensystem
 
 
@@ -23,9 +23,9 @@ class _Interrupt(Exception):
 
 
 def _interrupting_update(after: int):
-    """``_updated_basis`` that raises on call ``after + 1``: the run dies between two iterations' checkpoints."""
+    """``updated_basis`` that raises on call ``after + 1``: the run dies between two iterations' checkpoints."""
     calls = []
-    real = er._updated_basis
+    real = driver.updated_basis
 
     def update(*args, **kwargs):
         if len(calls) == after:
@@ -42,7 +42,7 @@ def test_interrupted_tier2_resumes_to_the_same_result(graded30, tmp_path, monkey
     assert whole.iterations >= 3 and whole.resumed is None
     with monkeypatch.context() as m:
         # after the first iteration: the second one's precision depends on the block it rotated (saved state)
-        m.setattr(er, "_updated_basis", _interrupting_update(1))
+        m.setattr(driver, "updated_basis", _interrupting_update(1))
         with pytest.raises(_Interrupt):
             refine_eigensystem(graded30, dps=30, tier=2, checkpoint=path)
     assert path.exists() and not path.with_name(path.name + ".tmp").exists()
@@ -73,11 +73,11 @@ def test_resumed_run_frees_the_loaded_state_and_products_before_the_result(grade
     alive while building its result ran out of memory. Weak references tell what is still alive then."""
     path = tmp_path / "refine.ckpt"
     with monkeypatch.context() as m:
-        m.setattr(er, "_updated_basis", _interrupting_update(1))
+        m.setattr(driver, "updated_basis", _interrupting_update(1))
         with pytest.raises(_Interrupt):
             refine_eigensystem(graded30, dps=30, tier=2, checkpoint=path)
     loaded, products, alive_at_result = [], [], []
-    real_load, real_products, real_result = eigen_checkpoint.load, er._Refiner._products, er._Refiner._result
+    real_load, real_products, real_result = eigen_checkpoint.load, driver.products, driver.build_result
 
     def load(*args, **kwargs):
         state = real_load(*args, **kwargs)
@@ -94,8 +94,8 @@ def test_resumed_run_frees_the_loaded_state_and_products_before_the_result(grade
         return real_result(self, kept, *args, **kwargs)
 
     monkeypatch.setattr(eigen_checkpoint, "load", load)
-    monkeypatch.setattr(er._Refiner, "_products", products_)
-    monkeypatch.setattr(er._Refiner, "_result", result)
+    monkeypatch.setattr(driver, "products", products_)
+    monkeypatch.setattr(driver, "build_result", result)
     res = refine_eigensystem(graded30, dps=30, tier=2, checkpoint=path)
     # the result is the basis of a later iteration than the loaded one (so the loaded one is garbage)
     assert res.resumed["iteration"] == 1 and res.iterations >= 2 and len(products) >= 2
@@ -105,7 +105,7 @@ def test_resumed_run_frees_the_loaded_state_and_products_before_the_result(grade
 def test_checkpoint_of_other_settings_or_matrix_is_refused(graded30, tmp_path, monkeypatch):
     path = tmp_path / "refine.ckpt"
     with monkeypatch.context() as m:
-        m.setattr(er, "_updated_basis", _interrupting_update(1))
+        m.setattr(driver, "updated_basis", _interrupting_update(1))
         with pytest.raises(_Interrupt):
             refine_eigensystem(graded30, dps=30, tier=2, checkpoint=path)
     with pytest.raises(ValueError, match="another matrix or other settings"):

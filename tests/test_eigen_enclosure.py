@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from precise_kpca.numerics.eigen_gallery import centered_gaussian_gram, gaussian_data
+from precise_kpca.testing import centered_gaussian_gram, gaussian_data
 
 from .eigsy_reference import eigsy_descending
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from precise_kpca.numerics.eigen_gallery import centered_gaussian_gram, gaussian_data
+from precise_kpca.testing import centered_gaussian_gram, gaussian_data
 from precise_kpca.numerics.eigen_refine import refine_eigensystem
 
 from .eigsy_reference import reference
@@ -143,3 +143,29 @@ def test_bad_input():
         refine_eigensystem(np.array([[1.0, 0.0], [0.0, 1.0]], dtype=object), dps=30)
     with pytest.raises(ValueError, match="tier"):
         refine_eigensystem(np.array([[mpmath.mpf(1)]], dtype=object), dps=30, tier=3)
+
+
+def test_diagnostics_go_to_the_module_logger(caplog, capsys):
+    """Per-stage timings and the bound components are DEBUG records of the module's logger, never prints."""
+    A = gaussian_case(12, bits=200)
+    with caplog.at_level("DEBUG", logger="precise_kpca.numerics.eigen_refine"):
+        refine_eigensystem(A, dps=20, tier=1, k=2)
+    messages = [r.getMessage() for r in caplog.records if r.levelname == "DEBUG"]
+    assert any(m.startswith("bounds: groups") for m in messages)
+    assert any(m.startswith("products (A ") for m in messages)
+    assert capsys.readouterr().out == ""
+
+
+def test_nonsymmetric_input_encloses_the_symmetric_part():
+    """A skew part of 1e-20 is symmetrised away exactly ((A + Aᵀ)/2 through FixedMatrix.from_integers) and added to
+    the bounds: they hold the eigenvalues of the symmetric part (mpmath eigsy of it, twice the digits) and cover
+    the skew part's norm."""
+    A = gaussian_case(12, bits=200, seed=5)
+    skew = mpmath.mpf(10) ** -20
+    A[0, 1], A[1, 0] = A[0, 1] + skew, A[1, 0] - skew
+    res = refine_eigensystem(A, dps=DPS, tier=1, k=3)
+    sym = np.array([[(A[i, j] + A[j, i]) / 2 for j in range(12)] for i in range(12)], dtype=object)
+    ctx, values, _ = reference(sym, 2 * DPS + 40)
+    for i, v in enumerate(values):
+        assert abs(ctx.mpf(res.values[i]) - v) <= res.value_error_bounds[i], i
+    assert min(res.value_error_bounds) >= skew

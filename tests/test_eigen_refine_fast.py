@@ -10,12 +10,16 @@ import mpmath
 import numpy as np
 import pytest
 
-import precise_kpca.numerics.eigen_refine as er
+from precise_kpca.backends import ozaki
+from precise_kpca.numerics.eigen_refine import bounds as er_bounds
+from precise_kpca.numerics.eigen_refine import correction as er_correction
+from precise_kpca.numerics.eigen_refine import helpers as er_helpers
+from precise_kpca.numerics.eigen_refine import products as er_products
 from precise_kpca.backends.ozaki import FixedMatrix
 from precise_kpca.numerics.eigen import eigensystem
-from precise_kpca.numerics.eigen_gallery import centered_gaussian_gram, centered_gaussian_gram_fixed, gaussian_data
-from precise_kpca.numerics.eigen_refine import refine_eigensystem
-from precise_kpca.numerics.quad_gram import scaled_gaussian_gram_words
+from precise_kpca.testing import centered_gaussian_gram, centered_gaussian_gram_fixed, gaussian_data
+from precise_kpca.numerics.eigen_refine import input_bits, refine_eigensystem
+from precise_kpca.numerics.binary128_gram import scaled_gaussian_gram_words
 
 from .eigsy_reference import reference
 
@@ -83,7 +87,7 @@ def test_mutation_corrupted_product_is_caught(graded40, monkeypatch):
     # corrupt the diagonal of S = XᵀAX by 1e-20 (normalised units) at every step: the reported values then
     # leave their reported bounds, and the reference check must see it
     A, (ctx, values, _) = graded40
-    original = er._diag_integers
+    original = er_products._diag_integers
 
     def corrupted(F):
         ints, exp2 = original(F)
@@ -91,7 +95,7 @@ def test_mutation_corrupted_product_is_caught(graded40, monkeypatch):
         ints[0] += int(2 ** (-exp2) * 1e-20)
         return ints, exp2
 
-    monkeypatch.setattr(er, "_diag_integers", corrupted)
+    monkeypatch.setattr(er_products, "_diag_integers", corrupted)
     res = refine_eigensystem(A, dps=DPS, tier=1, k=3)
     errs = [abs(ctx.mpf(res.values[i]) - v) for i, v in enumerate(values)]
     assert any(e > b for e, b in zip(errs, res.value_error_bounds))
@@ -174,17 +178,17 @@ def test_group_second_order_contains_pencil_eigenvalues():
     e = float(np.linalg.norm(E)) * (1 + 2.0**-40)
     J = np.arange(len(th))
     c = np.ones(len(th))  # S, G - I as given are already the c-scaled ones
-    radii = er._Refiner._group_second_order(None, pr, J, c, omega, e, 1.0)
+    radii = er_bounds.group_second_order(pr, J, c, omega, e, 1.0)
     errors = [abs(lam[i] - ctx.mpf(float(th[i]))) for i in range(len(th))]
     assert all(err <= r for err, r in zip(errors, radii))
     assert max(radii) < 1e-3 * omega * th[0]  # second order: Ostrowski would give ≥ ω θ
-    wrong = er._Refiner._group_second_order(None, pr, J, c, 0.0, e, 1.0)
+    wrong = er_bounds.group_second_order(pr, J, c, 0.0, e, 1.0)
     assert any(err > r for err, r in zip(errors, wrong))
 
 
 # -- fixed-point input (binary128 Gram words) with an input error --------------------------------------------
 @pytest.fixture(scope="module")
-def quad40():
+def binary128_40():
     g = scaled_gaussian_gram_words(gaussian_data(40, seed=3), 2**10)
     ctx = mpmath.MPContext()
     ctx.prec = 2200  # hi + lo exactly
@@ -193,9 +197,9 @@ def quad40():
     return g, exact, reference(exact, 110)
 
 
-def test_words_input_bounds_given_and_true(quad40):
-    g, exact, (ctx, values, vectors) = quad40
-    F = FixedMatrix.from_words([g.hi, g.lo], bits=er.input_bits(40, DPS))
+def test_words_input_bounds_given_and_true(binary128_40):
+    g, exact, (ctx, values, vectors) = binary128_40
+    F = FixedMatrix.from_words([g.hi, g.lo], bits=input_bits(40, DPS))
     res = refine_eigensystem(F, dps=DPS, tier=1, k=4, input_error=g.error_bound)
     assert res.input_error >= g.error_bound
     norm = abs(values[0])
@@ -213,9 +217,9 @@ def test_words_input_bounds_given_and_true(quad40):
         assert abs(a - b) <= ba + bb
 
 
-def test_words_input_wrong_arguments_rejected(quad40):
-    g, _, _ = quad40
-    F = FixedMatrix.from_words([g.hi, g.lo], bits=er.input_bits(40, DPS))
+def test_words_input_wrong_arguments_rejected(binary128_40):
+    g, _, _ = binary128_40
+    F = FixedMatrix.from_words([g.hi, g.lo], bits=input_bits(40, DPS))
     for bad in (-1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="input_error"):
             refine_eigensystem(F, dps=DPS, input_error=bad)
@@ -226,7 +230,7 @@ def test_words_input_wrong_arguments_rejected(quad40):
 def test_words_input_error_too_large_is_reported():
     # an input known only to 1e-10 ‖A‖: the bounds for the exact matrix say so, the given ones reach the target
     g = scaled_gaussian_gram_words(gaussian_data(20, seed=4), 2**10)
-    F = FixedMatrix.from_words([g.hi, g.lo], bits=er.input_bits(20, DPS))
+    F = FixedMatrix.from_words([g.hi, g.lo], bits=input_bits(20, DPS))
     norm = float(np.max(np.abs(np.linalg.eigvalsh(g.hi))))
     res = refine_eigensystem(F, dps=DPS, tier=1, k=2, input_error=1e-10 * norm)
     assert min(res.value_error_bounds) >= 1e-10 * norm
@@ -266,7 +270,7 @@ def test_newton_vector_bound_second_order_and_mutation():
     v = Qm[:, j]  # exact unit eigenvector of λ_j (A was built from Q)
     true = float(min(ctx.norm(x - v), ctx.norm(x + v)))
     state = SimpleNamespace(n=n, a_rounding=0.0)
-    bound = er._Refiner._newton_vector_bound(state, pr, j, gap, g_min, omega, lift, 0.0)
+    bound = er_bounds.newton_vector_bound(state, pr, j, gap, g_min, omega, lift, 0.0)
     residual = float(ctx.norm((Xm.T * (Qm * ctx.diag(lam) * Qm.T) * Xm - ctx.mpf(pr.theta_hi[j]) * G)[:, j]))
     davis_kahan = math.sqrt(2) * lift * residual / gap / math.sqrt(g_min)
     assert true <= bound <= 1e-4 * davis_kahan
@@ -274,7 +278,7 @@ def test_newton_vector_bound_second_order_and_mutation():
     for M in (pr.S, pr.R):
         M[:, j] = M[j, :] = 0.0
     pr.R[j, j] = float(G[j, j] - 1)
-    wrong = er._Refiner._newton_vector_bound(state, pr, j, gap, g_min, omega, lift, 0.0)
+    wrong = er_bounds.newton_vector_bound(state, pr, j, gap, g_min, omega, lift, 0.0)
     assert true > wrong
 
 
@@ -284,18 +288,18 @@ def test_panels_and_chunks_never_form_full_products(monkeypatch):
     # N×N fixed-point product is formed, the N = 5404 memory), and the result agrees with the unblocked one
     n = 150
     g = scaled_gaussian_gram_words(gaussian_data(n, seed=1), 2**10)
-    F = FixedMatrix.from_words([g.hi, g.lo], bits=er.input_bits(n, DPS))
+    F = FixedMatrix.from_words([g.hi, g.lo], bits=input_bits(n, DPS))
     whole = refine_eigensystem(F, dps=DPS, k=4, input_error=g.error_bound)
     widths = []
-    matmul = er.ozaki.matmul
+    matmul = ozaki.matmul
 
     def recording(a, b, **kwargs):
         widths.append(b.shape[1])
         return matmul(a, b, **kwargs)
 
-    monkeypatch.setattr(er.ozaki, "matmul", recording)
-    monkeypatch.setattr(er, "_PANEL_BYTES", 1)
-    monkeypatch.setattr(er, "_CHUNK_ENTRIES", 1000)
+    monkeypatch.setattr(ozaki, "matmul", recording)
+    monkeypatch.setattr(er_products, "_PANEL_BYTES", 1)
+    monkeypatch.setattr(er_helpers, "_CHUNK_ENTRIES", 1000)
     res = refine_eigensystem(F, dps=DPS, k=4, input_error=g.error_bound)
     assert widths and max(widths) <= 64
     assert res.iterations == whole.iterations
@@ -328,7 +332,7 @@ def test_outside_second_order_is_the_corrected_basis_block():
     W = np.zeros((n, n))
     W[:m_out, m_out:] = T / (cluster_th[None, :] - outside_th[:, None])
     pr = SimpleNamespace(theta_hi=np.diag(M).copy(), theta_lo=np.zeros(n), S=M, R=np.zeros((n, n)))
-    delta = er._Refiner._outside_second_order(SimpleNamespace(n=n), pr, W, J, mu)
+    delta = er_correction.outside_second_order(SimpleNamespace(n=n), pr, W, J, mu)
 
     ctx = mpmath.MPContext()
     ctx.dps = 50

@@ -12,7 +12,7 @@ from precise_kpca.measures.results import exact_midpoint, fraction_ends
 from precise_kpca.measures.structured import perturbed_spectrum
 from precise_kpca.numerics import double_center, gaussian_residual
 from precise_kpca.numerics.kernels import Float64Underflow
-from precise_kpca.numerics.quad_residual import QuadResidualOperator
+from precise_kpca.numerics.binary128_residual import Binary128ResidualOperator
 from precise_kpca.studies.curves import bundle_tasks
 from precise_kpca.studies.curves import NAIVE_BACKEND, sweep_tasks
 
@@ -82,12 +82,12 @@ def test_measure_reports_the_enclosure_method_below_the_structured_range():
     assert float(m.value) == pytest.approx(float(_reference(X, "eigenvalue", 2)), rel=1e-12)
 
 
-@pytest.mark.parametrize("p", [8, 20, 300])  # 2^300: E's words held scaled (E ~ 2^-600, QuadGram.exp2)
+@pytest.mark.parametrize("p", [8, 20, 300])  # 2^300: E's words held scaled (E ~ 2^-600, Binary128Gram.exp2)
 def test_binary128_residual_operator_applies_e_to_thirty_digits(p):
     X = _data(n=24)
     b = MPBackend(30)
     E = double_center(gaussian_residual(X, Fraction(2) ** p, backend=MPBackend(60))).deviation
-    op = QuadResidualOperator(X, Fraction(2) ** p, b)
+    op = Binary128ResidualOperator(X, Fraction(2) ** p, b)
     V = np.array([[b.scalar(float(v)) for v in row] for row in np.random.default_rng(0).normal(size=(24, 3))])
     got = op.dot(V)
     ctx = MPBackend(60)
@@ -101,7 +101,7 @@ def test_binary128_residual_operator_applies_e_to_thirty_digits(p):
 def test_binary128_residual_operator_refuses_an_e_below_the_float64_range():
     """σ = 2^600: ‖E‖ ~ 2^-1200 has no float64 norm for the expansion to read: a loud Float64Underflow."""
     with pytest.raises(Float64Underflow, match="below the float64 range"):
-        QuadResidualOperator(_data(n=24), Fraction(2) ** 600, MPBackend(30))
+        Binary128ResidualOperator(_data(n=24), Fraction(2) ** 600, MPBackend(30))
 
 
 def test_structured_twin_with_binary128_e_matches_the_mp_one(monkeypatch):
@@ -109,7 +109,7 @@ def test_structured_twin_with_binary128_e_matches_the_mp_one(monkeypatch):
     sigma = Fraction(2) ** 22
     b = MPBackend(30)
     mp_shifts = [b.export(s) for s in perturbed_spectrum(X, sigma, b, 2).shifts]
-    monkeypatch.setattr("precise_kpca.measures.structured.QUAD_MIN_N", 0)
+    monkeypatch.setattr("precise_kpca.measures.structured.BINARY128_MIN_N", 0)
     from precise_kpca.measures import structured
     structured._perturbed_cached.cache_clear()
     quad_shifts = [b.export(s) for s in perturbed_spectrum(X, sigma, b, 2).shifts]

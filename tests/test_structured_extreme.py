@@ -1,7 +1,7 @@
 """The structured enclosure far past float64's residual (σ = 2^300, 2^1000): every eigen measure keeps its digits.
 
 There E(σ) underflows float64, so the approximation is built at σ·2^-m and scaled back, and E's binary128 words
-are held scaled (``QuadGram.exp2``). Every certified digit there is relative to a value of ~(ρ/σ)², so each piece
+are held scaled (``Binary128Gram.exp2``). Every certified digit there is relative to a value of ~(ρ/σ)², so each piece
 of the chain must work relative to E, never at a fixed exponent: these tests check the measures against the
 independent reference (:func:`tests.rigorous_check.check_measurement`: mpmath eigsy on the exact data at twice
 the digits) and that the structured route certifies them itself (no hand-over to the refined route).

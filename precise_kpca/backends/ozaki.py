@@ -42,6 +42,8 @@ from fractions import Fraction
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
+from .integer_digits import balanced_digits, least_exponent, max_abs
+
 _MAX_DIGIT_BITS = 27  # one product of two 27-bit balanced digits is 2**52: the widest exact single product
 _STACK_BYTES = 1 << 26  # thin products whose slice GEMM results all fit in this many bytes do them side by side
 _THIN = 64  # at most this many columns of b (rows of a) make a product thin
@@ -395,26 +397,18 @@ class FixedMatrix:
         Returns
         -------
         FixedMatrix
-            ``exponent`` the least with ``max |value| <= 2**(exponent-1)``. Uses Python-int arithmetic entrywise
-            (NumPy object arrays): meant for small matrices and interop.
+            ``exponent`` the least with ``max |value| <= 2**(exponent-1)``; the digits are cut out of the integers'
+            bytes (:mod:`.integer_digits`).
         """
         ints = np.asarray(ints, dtype=object)
         if ints.ndim != 2:
             raise ValueError(f"ints must be a 2-d array, got shape {ints.shape}")
         b = _check_digit_bits(digit_bits_for(max(ints.shape)) if digit_bits is None else digit_bits)
         exp2 = int(exp2)
-        top = max((abs(int(v)) for v in ints.ravel()), default=0)
-        e = exp2 + (top - 1).bit_length() + 1 if top else exp2 + 1
-        n = -(-(e - exp2) // b)
-        v = ints * (1 << (exp2 - (e - b * n)))
-        digits = np.empty((n,) + ints.shape)
-        half, mask = 1 << (b - 1), (1 << b) - 1
-        for l in range(n - 1, 0, -1):
-            r = ((v + half) & mask) - half
-            digits[l] = r.astype(np.float64)
-            v = (v - r) >> b
-        digits[0] = v.astype(np.float64)  # |v| <= 2**(b-1) because |value| <= 2**(e-1)
-        return cls(digits, e, b)
+        flat = ints.ravel().tolist()
+        e = least_exponent(max_abs(flat), exp2)
+        digits = balanced_digits(flat, len(flat), exp2, e, b)
+        return cls(digits.reshape(digits.shape[:1] + ints.shape), e, b)
 
 
     @classmethod

@@ -102,7 +102,7 @@ def residual_operator(X: np.ndarray, sigma, exact: ExactLinear, median: str = "f
     ValueError
         Where the builder refuses σ (outside the binary128 range) or the data.
     """
-    from ..numerics.quad_gram import kept_words
+    from ..numerics.binary128_gram import kept_words
 
     words = kept_words(X, sigma, median=median, linear=False)  # E of this σ, shared with 1 − CKA
     fixed = FixedMatrix.from_words([words.hi, words.lo], bits=_E_BITS)

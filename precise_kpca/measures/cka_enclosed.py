@@ -2,7 +2,7 @@
 
 Guarantee: for the exact X (float64 taken as exact) and the exact σ, ``[lower, upper]`` contains
 1 − CKA(K_G(σ), K_lin) and ``[f0_lower, f0_upper]`` contains f(0) = 1 − trace(L)/(√(N−1)·‖L‖_F), for every σ the
-binary128 builder :func:`~precise_kpca.numerics.quad_gram.centered_residual_words` accepts, under that
+binary128 builder :func:`~precise_kpca.numerics.binary128_gram.centered_residual_words` accepts, under that
 builder's stated assumptions (correctly rounded binary128 arithmetic, SLEEF's 1-ulp expm1). Outside its range
 :class:`~precise_kpca.errors.RouteUnavailable` is raised.
 
@@ -23,7 +23,7 @@ Proof of the enclosure.
    ``error_bound``). In each row block b, hi and lo are read as exact fixed-point matrices H_b, W_b
    (:meth:`~precise_kpca.backends.ozaki.FixedMatrix.from_float64`) whose entries err by at most ε_b together;
    so E_hp, the stack of the H_b + W_b, satisfies ‖E − E_hp‖ ≤ δ := β + √(N Σ_b rows_b ε_b²) (where E is below
-   float64's range the words hold E·2^−x, ``QuadGram.exp2``: every scalar below is scaled back exactly). Then
+   float64's range the words hold E·2^−x, ``Binary128Gram.exp2``: every scalar below is scaled back exactly). Then
    ⟨E_hp, L⟩ = s·trace(Zᵀ E_hp Z) (exact Ozaki products H_b Z, W_b Z and column dots with Z) and
    ‖E_hp‖² = Σ_b ‖H_b‖² + 2⟨H_b, W_b⟩ + ‖W_b‖² (exact column dots) are exact rationals, and so are
    p̂² = ‖E_hp‖² − ⟨E_hp, L⟩²/ℓ² (= ‖E_hp,⊥‖², ≥ 0), â² = ‖L + E_hp‖² = ℓ² + 2⟨E_hp, L⟩ + ‖E_hp‖² and
@@ -72,7 +72,7 @@ from ..errors import InsufficientPrecision, RouteUnavailable
 from ..numerics.exact import ExactData
 from ..numerics.exact_geometry import ExactEccentricity
 from ..numerics.geometry import check_median
-from ..numerics.quad_gram import kept_words
+from ..numerics.binary128_gram import kept_words
 from ..validation import check_data, parse_sigma
 
 _BLOCK_ENTRIES = 1 << 20  # entries per row block of E read at once (its digits: ~10 float64 arrays of this size)
@@ -216,8 +216,8 @@ def cka_at_zero_interval(X) -> tuple:
 
 
 def centered_residual_words(X: np.ndarray, sigma: Fraction, *, median: str):
-    """E = H G H in binary128 words (:func:`~precise_kpca.numerics.quad_gram.centered_residual_words`), the one
-    the structured route reads at this σ (:func:`~precise_kpca.numerics.quad_gram.kept_words`)."""
+    """E = H G H in binary128 words (:func:`~precise_kpca.numerics.binary128_gram.centered_residual_words`), the one
+    the structured route reads at this σ (:func:`~precise_kpca.numerics.binary128_gram.kept_words`)."""
     return kept_words(X, sigma, median=median, linear=False)
 
 

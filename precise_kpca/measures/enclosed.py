@@ -4,7 +4,7 @@ Where E = σ_X² H K_G H − L is too large for the structured expansion, the ei
 eigensystem of A = σ_X² H K_G H. A multiprecision eigensolver costs O(N³) multiprecision operations — hours at
 N in the thousands. Instead:
 
-1. A is built in binary128 (:func:`~precise_kpca.numerics.quad_gram.scaled_gaussian_gram_words`) as float64
+1. A is built in binary128 (:func:`~precise_kpca.numerics.binary128_gram.scaled_gaussian_gram_words`) as float64
    words hi + lo with a rigorous bound on ‖A − (hi + lo)‖_F;
 2. the float64 eigensystem of hi is certified: every eigenvalue of A in an interval, and a sin Θ bound for each
    top eigenvector group of Algorithm 1 — either all of it by exact N×N×N products on float64 BLAS
@@ -37,7 +37,7 @@ from ..certify.eigen_enclosure import (_frobenius_up, _sqrt_up, enclose_eigensys
 from ..certify.float64_enclosure import certify_tail, enclose_float64, enclose_top_block, sharpen_top
 from ..certify.linear_enclosure import LinearEnclosure, linear_enclosure
 from ..errors import InsufficientPrecision, RouteUnavailable
-from ..numerics.quad_gram import kept_words
+from ..numerics.binary128_gram import kept_words
 from .intervals import aggregate as aggregate_balls
 from .intervals import check_k, group_angle, linear_groups_exact, pc_from_parts
 

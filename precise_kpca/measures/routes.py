@@ -33,7 +33,7 @@ Thresholds (the only ones; each with where it was measured):
   log10(λ_1/‖E‖_F): splice σ = 2⁻⁴…2⁶ gave 22–28 at losses 3.2–4.4 (binary128 Gram: 34 digits, less the residual
   bounds' own growth).
 * :data:`STRUCTURED_DIGITS` = 25 — the structured enclosure's ceiling: E in binary128 carries ~30 digits relative to
-  ‖E‖ (its rigorous bound, ``quad_gram``), a few of which the Kato–Temple and Davis–Kahan constants use.
+  ‖E‖ (its rigorous bound, ``binary128_gram``), a few of which the Kato–Temple and Davis–Kahan constants use.
 * :data:`VECTOR_DIGITS` = 12 — digits of eigenvector angles from the structured route's float64 expansion (wine,
   σ = 2²⁰ and 2⁴⁰: 12–13 digits on eigenprojection and pc, 27 on eigenvalue); beyond it the route is tried but
   expected short.

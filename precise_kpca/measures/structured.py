@@ -18,13 +18,13 @@ from ..errors import InsufficientPrecision
 from ..numerics import double_center, gaussian_residual
 from ..numerics.linear_spectrum import LinearSpectrum
 from ..numerics.perturbed_spectrum import PerturbedSpectrum
-from ..numerics import quad_residual
+from ..numerics import binary128_residual
 from ..numerics.residual_series import SERIES_LIMIT, ResidualSeries
 from .spectral import linear_groups, require_k_within_rank
 
 _LINEAR_DPS_STEP = 20  # round linear precisions up to a multiple of this, so the cache is reused across σ
 _MIN_VECTORS = 5
-QUAD_MIN_N = 600  # above this the mp twin's E is binary128 words with exact products, not N² mpf objects
+BINARY128_MIN_N = 600  # above this the mp twin's E is binary128 words with exact products, not N² mpf objects
 
 
 def linear_dps(X: np.ndarray, e_norm: float, working_dps: int) -> int:
@@ -69,8 +69,8 @@ def _perturbed_cached(data: bytes, shape: tuple, sigma, backend_name: str, dps: 
     X = np.frombuffer(data, dtype=np.float64).reshape(shape)
     backend = get_backend(backend_name, None if backend_name != "mp" else dps)
     E = None
-    if isinstance(backend, MPBackend) and shape[0] > QUAD_MIN_N and dps <= quad_residual.MAX_DPS:
-        E = quad_residual.QuadResidualOperator(X, sigma, backend, median)
+    if isinstance(backend, MPBackend) and shape[0] > BINARY128_MIN_N and dps <= binary128_residual.MAX_DPS:
+        E = binary128_residual.Binary128ResidualOperator(X, sigma, backend, median)
         e_norm = E.frobenius
     elif isinstance(backend, MPBackend):
         series = _series_cached(data, shape, dps, median)

@@ -2,43 +2,23 @@
 
 A real matrix ``M`` is read as integers ``Z`` with ``M ≈ Z * 2**exp2`` (one rounding per entry, the rule of
 :func:`precise_kpca.backends.mp.fixed_point_integers`), then cut into Ozaki digit slices through bytes, so the
-per-entry Python work is one shift and one ``int.to_bytes``. Integer matrices too large to exist at once are
-written row block by row block into one digit array (:func:`integer_rows_to_fixed`).
+per-entry Python work is one shift and one ``int.to_bytes`` (:mod:`precise_kpca.backends.integer_digits`, which
+:meth:`FixedMatrix.from_integers <precise_kpca.backends.ozaki.FixedMatrix.from_integers>` uses too). Integer
+matrices too large to exist at once are written row block by row block into one digit array
+(:func:`integer_rows_to_fixed`).
 """
 from __future__ import annotations
 
 import numpy as np
 from mpmath import libmp
 
+from ..backends.integer_digits import balanced_digits, least_exponent
 from ..backends.mp import fixed_point_integers
-from ..errors import InternalCheckFailed
-
-
-def _extremes(entries):
-    # The longest entry is the largest or the smallest: two comparisons passes instead of a bit length each.
-    if not entries:
-        return []
-    return [max(entries), min(entries)]
 
 
 def ratio_to_mpf_tuple(num: int, den: int, prec: int):
     """The ``_mpf_`` tuple of ``num / den`` correctly rounded to ``prec`` bits."""
     return libmp.from_rational(int(num), int(den), prec, libmp.round_nearest)
-
-
-def integers_to_fixed(ints, nrows: int, ncols: int, exp2: int, *, digit_bits: int | None = None):
-    """``ozaki.FixedMatrix`` holding exactly ``Z * 2**exp2`` for row-major Python integers ``Z``.
-
-    Same value and exponent as ``FixedMatrix.from_integers`` but built through bytes: each integer (offset
-    to be non-negative) is written once with ``int.to_bytes``; the digit fields are then cut out of 64-bit
-    limbs and balanced with NumPy, so the per-entry Python work is one addition and one ``to_bytes``
-    (about 3× faster than object-array arithmetic for N = 1000).
-    """
-    ints = list(ints)
-    if len(ints) != nrows * ncols:
-        raise ValueError(f"{len(ints)} integers for a {nrows}×{ncols} matrix")
-    top = max((abs(int(v)) for v in _extremes(ints)), default=0)
-    return _fixed_from_int_stream(ints, nrows, ncols, exp2, _least_exponent(top, exp2), digit_bits)
 
 
 def mpf_matrix_to_fixed(A: np.ndarray, bits: int | None):
@@ -94,23 +74,18 @@ def integer_rows_to_fixed(row_blocks, nrows: int, ncols: int, exp2: int, max_abs
     """
     from ..backends import ozaki
 
-    e = _least_exponent(abs(int(max_abs)), exp2)
+    e = least_exponent(abs(int(max_abs)), exp2)
     b = ozaki.digit_bits_for(max(nrows, ncols)) if digit_bits is None else int(digit_bits)
     L = -(-(e - exp2) // b)
     digits = np.empty((L, nrows, ncols))
     covered = 0
     for rows, ints in row_blocks:
         count = (rows.stop - rows.start) * ncols
-        digits[:, rows] = _balanced_digits(ints, count, exp2, e, b).reshape(L, -1, ncols)
+        digits[:, rows] = balanced_digits(ints, count, exp2, e, b).reshape(L, -1, ncols)
         covered += rows.stop - rows.start
     if covered != nrows:
         raise ValueError(f"the row blocks cover {covered} of {nrows} rows")
     return ozaki.FixedMatrix(digits, e, b)
-
-
-def _least_exponent(top: int, exp2: int) -> int:
-    """The least ``e`` with ``top * 2**exp2 <= 2**(e-1)``, as ``FixedMatrix.from_integers`` chooses it."""
-    return exp2 + (top - 1).bit_length() + 1 if top else exp2 + 1
 
 
 def _fixed_from_int_stream(ints, nrows, ncols, exp2, e, digit_bits):
@@ -118,45 +93,4 @@ def _fixed_from_int_stream(ints, nrows, ncols, exp2, e, digit_bits):
     from ..backends import ozaki
 
     b = ozaki.digit_bits_for(max(nrows, ncols)) if digit_bits is None else int(digit_bits)
-    return ozaki.FixedMatrix(_balanced_digits(ints, nrows * ncols, exp2, e, b).reshape(-1, nrows, ncols), e, b)
-
-
-def _balanced_digits(ints, count, exp2, e, b) -> np.ndarray:
-    """Balanced ``b``-bit digits, shape ``(L, count)``, of ``Z * 2**exp2`` in a FixedMatrix of exponent ``e``."""
-    L = -(-(e - exp2) // b)
-    total_bits = b * L  # value = (Z * 2**pre) * 2**(e - b L)
-    pre = total_bits - (e - exp2)
-    offset = 1 << (total_bits + 1)  # Z' = Z 2**pre + offset >= 0, fits total_bits + 2 bits
-    nbytes = -(-(total_bits + 2) // 64) * 8
-    raw = b"".join(((int(v) << pre) + offset).to_bytes(nbytes, "little") for v in ints)
-    if len(raw) != count * nbytes:
-        raise ValueError(f"expected {count} integers, got {len(raw) // nbytes}")
-    limbs = np.frombuffer(raw, dtype=np.uint64).reshape(count, nbytes // 8)
-    limbs = np.concatenate([limbs, np.zeros((count, 1), dtype=np.uint64)], axis=1)
-    mask = np.uint64((1 << b) - 1)
-    # unsigned b-bit fields, least significant first; the offset occupies bit total_bits + 1 (two more fields)
-    fields = []
-    for l in range(L + 2):
-        lo = b * l
-        w, sh = divmod(lo, 64)
-        v = limbs[:, w] >> np.uint64(sh)
-        if sh + b > 64:
-            v = v | (limbs[:, w + 1] << np.uint64(64 - sh))
-        fields.append((v & mask).astype(np.int64))
-    off_field, off_bit = divmod(total_bits + 1, b)
-    fields[off_field] -= 1 << off_bit
-    # balance from the least significant field up; the fields above the last digit (the sign after the
-    # offset is removed) fold into the leading digit
-    half = 1 << (b - 1)
-    carry = np.zeros(count, dtype=np.int64)
-    digits = np.empty((L, count))
-    for l in range(L - 1):
-        v = fields[l] + carry
-        r = ((v + half) & ((1 << b) - 1)) - half
-        digits[L - 1 - l] = r
-        carry = (v - r) >> b
-    lead = fields[L - 1] + carry + (fields[L] << b) + (fields[L + 1] << (2 * b))
-    if np.any(np.abs(lead) > half):
-        raise InternalCheckFailed("the leading digit overflows: |value| exceeds 2**(e-1)")
-    digits[0] = lead
-    return digits
+    return ozaki.FixedMatrix(balanced_digits(ints, nrows * ncols, exp2, e, b).reshape(-1, nrows, ncols), e, b)

@@ -1,4 +1,4 @@
-"""Test matrices for the eigen refinement: centered Gaussian Grams built in exact fixed point.
+"""Test Grams for the tests and benchmarks: centered Gaussian Grams built in exact fixed point.
 
 ``A = H K H`` (``H = I - 11ᵀ/N``, ``K = exp(-D / (2 σ_X²))``, ``σ_X = d_X · 2**sigma_exp2``, ``d_X`` the median of
 the full N×N distance matrix, diagonal zeros included), rounded once to ``bits + 16`` bits below ``max |A|`` and
@@ -11,7 +11,8 @@ accurate to about ``2**-bits`` relative to ``max |A|``:
 X (float64) is read exactly; squared distances are exact integers (python-flint ``fmpz_mat``); ``K - 1 =
 expm1(-u)`` is summed by Horner's rule in binary fixed point with 128 guard bits (gmpy2 integers), so no float64
 intermediate enters; the centering is exact (``N² H (K - 1) H`` in integers). It is the core's construction, kept
-here so the eigen module can be tested and benchmarked on its own.
+here (not under ``numerics``: no computing route uses it) so the eigen refinement can be tested and benchmarked
+on its own.
 """
 from __future__ import annotations
 
@@ -24,10 +25,10 @@ import mpmath
 import numpy as np
 from mpmath import libmp
 
-from ..backends import ozaki
-from .eigen_fixed import integer_rows_to_fixed
-from .exact import ExactData, _squared_distances
-from .exact_geometry import ExactEccentricity
+from .backends import ozaki
+from .numerics.eigen_fixed import integer_rows_to_fixed
+from .numerics.exact import ExactData, _squared_distances
+from .numerics.exact_geometry import ExactEccentricity
 
 _BLOCK_ENTRIES = 1 << 18  # entries of one row block of expm1 evaluations (a few seconds of work each)
 _MAX_U = 32  # largest |x_i - x_j|²/2σ_X² the Taylor series takes (its rounding grows like exp(u))

@@ -91,7 +91,7 @@ _KEEP_BYTES = 2**29  # D̂, L̂ and their float64 roundings (σ-independent, 48 
 
 
 @dataclass(frozen=True)
-class QuadGram:
+class Binary128Gram:
     """A = σ_X² H K_G H (the matrix of ``scaled_gaussian_gram``) as a binary128 result held in float64 words.
 
     Attributes
@@ -128,17 +128,17 @@ class QuadGram:
         return {"sigma": self.sigma, "sigma_x": self.sigma_x, "median_distance": self.median_distance}
 
 
-def centered_residual_words(X, sigma, *, median="full", standardized=True, block_rows=None) -> QuadGram:
+def centered_residual_words(X, sigma, *, median="full", standardized=True, block_rows=None) -> Binary128Gram:
     """E = H G H = σ_X² H K_G H − L alone (the structured path's perturbation), in binary128 as float64 words.
 
     Same computation, bound and parameters as :func:`scaled_gaussian_gram_words` without the linear part, so E
     keeps ~106 bits relative to its own size even where ‖E‖ ≪ ‖L‖; where E is below float64's range its words
-    hold E·2^−exp2 (``QuadGram.exp2``, module docstring).
+    hold E·2^−exp2 (``Binary128Gram.exp2``, module docstring).
     """
     return _build(X, sigma, median, standardized, block_rows, include_linear=False)
 
 
-def scaled_gaussian_gram_words(X, sigma, *, median="full", standardized=True, block_rows=None) -> QuadGram:
+def scaled_gaussian_gram_words(X, sigma, *, median="full", standardized=True, block_rows=None) -> Binary128Gram:
     """σ_X² H K_G H = L + H G H in binary128, returned as float64 words with a rigorous Frobenius error bound.
 
     Parameters
@@ -156,7 +156,7 @@ def scaled_gaussian_gram_words(X, sigma, *, median="full", standardized=True, bl
 
     Returns
     -------
-    QuadGram
+    Binary128Gram
         ``hi``, ``lo`` of shape (N, N), ``error_bound`` and the bandwidth.
 
     Raises
@@ -168,7 +168,7 @@ def scaled_gaussian_gram_words(X, sigma, *, median="full", standardized=True, bl
     return _build(X, sigma, median, standardized, block_rows, include_linear=True)
 
 
-def kept_words(X, sigma, *, median="full", linear: bool) -> QuadGram:
+def kept_words(X, sigma, *, median="full", linear: bool) -> Binary128Gram:
     """:func:`scaled_gaussian_gram_words` (``linear``) or :func:`centered_residual_words` of the default blocking,
     the last bandwidth's kept: the eigen routes and 1 − CKA read the same E (or A and E, which share the first
     pass: Ĝ, its row sums and its bound) at each σ. Up to N = 2590 (with the σ-independent reads, ≤ _KEEP_BYTES
@@ -182,7 +182,7 @@ def kept_words(X, sigma, *, median="full", linear: bool) -> QuadGram:
 
 
 @lru_cache(maxsize=2)  # A and E of one σ
-def _kept(data: bytes, shape: tuple, sigma: Fraction, median: str, linear: bool) -> QuadGram:
+def _kept(data: bytes, shape: tuple, sigma: Fraction, median: str, linear: bool) -> Binary128Gram:
     X = np.frombuffer(data, dtype=np.float64).reshape(shape)
     first = _kept_first(data, shape, sigma, median, 0 if linear else _residual_exp2(X, sigma, median, True))
     return _second_pass(first.copy(), _data_side(data, shape, median, True)[2], include_linear=linear)
@@ -194,7 +194,7 @@ def _kept_first(data: bytes, shape: tuple, sigma: Fraction, median: str, exp2: i
     return _first_pass(X, sigma, median, True, None, exp2)
 
 
-def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) -> QuadGram:
+def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) -> Binary128Gram:
     X = check_data(X)
     sigma, median = parse_sigma(sigma), check_median(median)
     exp2 = 0 if include_linear else _residual_exp2(X, sigma, median, standardized)
@@ -268,7 +268,7 @@ def _first_pass(X, exact_sigma, median, standardized, block_rows, exp2: int) -> 
     return _FirstPass(hi, lo, sums, abs_means, norm_g, blocks, scales, exact_sigma, median, standardized, exp2)
 
 
-def _second_pass(first: _FirstPass, squares: "_ExactSquares", *, include_linear: bool) -> QuadGram:
+def _second_pass(first: _FirstPass, squares: "_ExactSquares", *, include_linear: bool) -> Binary128Gram:
     """Â = L̂ + G̃ − m̂_i − m̂_j + ĝ (or E without L̂) on and above the diagonal (symmetric in i, j), overwriting
     the first pass's words block by block, and mirrored; the bound of both passes."""
     hi, lo, sums, abs_means = first.hi, first.lo, first.sums, first.abs_means
@@ -301,7 +301,7 @@ def _second_pass(first: _FirstPass, squares: "_ExactSquares", *, include_linear:
     margin = 1 + (n * n + 128) * 2.0**-52  # float64 evaluation of the bound itself
     bound = (first.norm_g.value() + norm_rest.value()) * margin
     scales = first.scales
-    return QuadGram(
+    return Binary128Gram(
         hi=hi,
         lo=lo,
         error_bound=math.nextafter(bound, math.inf),

@@ -15,13 +15,13 @@ from ..backends import MPBackend
 from ..backends.mp import fixed_point_integers
 from ..backends.ozaki import FixedMatrix, matmul
 from .kernels import Float64Underflow, sigma_text
-from .quad_gram import centered_residual_words
+from .binary128_gram import centered_residual_words
 
 MAX_DPS = 30
 _E_BITS = 120  # fixed-point bits of E = hi + lo below max|E| (the words carry ~106)
 
 
-class QuadResidualOperator:
+class Binary128ResidualOperator:
     """The operator interface of :class:`~precise_kpca.numerics.perturbed_spectrum.PerturbedSpectrum`.
 
     Attributes

@@ -1,4 +1,5 @@
-"""The eigen gallery's exact centered Gaussian Grams: both faces agree bit for bit and match the core's mp Gram."""
+"""The test Grams' exact centered Gaussian Grams (precise_kpca.testing): both faces agree bit for bit and match the
+core's mp Gram."""
 from __future__ import annotations
 
 import mpmath
@@ -7,7 +8,7 @@ import pytest
 from mpmath import libmp
 
 import precise_kpca as pk
-from precise_kpca.numerics.eigen_gallery import centered_gaussian_gram, centered_gaussian_gram_fixed, gaussian_data
+from precise_kpca.testing import centered_gaussian_gram, centered_gaussian_gram_fixed, gaussian_data
 
 
 def _exact_tuples(F):

@@ -12,7 +12,7 @@ from precise_kpca.backends import get_backend
 from precise_kpca.numerics import double_center, gaussian_residual
 from precise_kpca.numerics.exact import ExactData
 from precise_kpca.numerics.linear_spectrum import LinearSpectrum
-from precise_kpca.numerics.quad_gram import (_SERIES_ERROR, _ExactSquares, _phi_series, centered_residual_words,
+from precise_kpca.numerics.binary128_gram import (_SERIES_ERROR, _ExactSquares, _phi_series, centered_residual_words,
                                              scaled_gaussian_gram_words)
 
 U_QUAD = 2.0**-113

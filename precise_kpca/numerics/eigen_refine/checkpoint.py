@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import time
 from pathlib import Path
 
 import numpy as np
@@ -62,3 +63,30 @@ def remove(path: str | os.PathLike) -> None:
     path = Path(path)
     for p in (path, path.with_name(path.name + ".tmp")):
         p.unlink(missing_ok=True)
+
+
+def key(ref) -> str:
+    """The fingerprint of the refinement's A and settings (``ref``: its state)."""
+    A = ref.A_full
+    return fingerprint(
+        A.digits, exponent=A.exponent, digit_bits=A.digit_bits, n=ref.n, exp2=ref.exp2, a_bits=ref.a_bits,
+        dps=ref.dps, tier=ref.tier, k=ref.k, a_rounding=ref.a_rounding, input_error=ref.input_error)
+
+
+def resumed_state(ref) -> dict | None:
+    """The saved state to resume from (None: start afresh); sets the fingerprint and the earlier seconds."""
+    ref._seconds_before = 0.0
+    if ref.checkpoint is None:
+        return None
+    ref._key = key(ref)
+    saved = load(ref.checkpoint[0], ref._key)
+    if saved is not None:
+        ref._seconds_before = saved["seconds"]
+    return saved
+
+
+def save_state(ref, state: dict) -> None:
+    """Save the state after an iteration with the seconds spent so far (earlier calls' included)."""
+    path, started = ref.checkpoint
+    state["seconds"] = ref._seconds_before + time.perf_counter() - started
+    save(path, ref._key, state)
