@@ -43,7 +43,7 @@ import numpy as np
 from ..certify.eigen_enclosure import _frobenius_up
 from ..certify.float64_enclosure import enclose_float64
 from ..errors import InsufficientPrecision, InternalCheckFailed
-from ..numerics.quad_gram import kept_words
+from ..numerics.binary128_gram import kept_words
 from ..validation import check_data
 
 

@@ -5,7 +5,7 @@ measures take once σ is large (past σ ≈ 2^14 on most data sets). Here the ce
 quantities only, in the S-units of :mod:`.linear_enclosure` (A_S = L_S + E_S, L_S = Z Zᵀ exact integers):
 
 * E_S = N²2^(−2e)·E_hp + ΔE with E_hp the binary128 words of
-  :func:`~precise_kpca.numerics.quad_gram.centered_residual_words` held exactly (Ozaki fixed point) and
+  :func:`~precise_kpca.numerics.binary128_gram.centered_residual_words` held exactly (Ozaki fixed point) and
   ‖ΔE‖_F ≤ δ (the builder's rigorous bound); where E is below float64's range the words hold E·2^−x and the
   shift −2e is −2e + x throughout. Every statement below is proven for the exact A_S.
 * Approximate top eigenvectors V̂ (exact dyadic N×t, ≈ Ŵx + z from the structured perturbation expansion; not
