@@ -344,7 +344,7 @@ def test_ritz_enclosures_resolve_a_cluster_far_below_their_precision(center, k, 
     """Eigenvalues c + 2^-k·s_i (c any rational, s_i small integers, repeats allowed) of an exact rational
     Q diag(·) Qᵀ, k up to 3000 bits below c: the 256-bit enclosures hold them, 2^-128 of the spread wide. The
     precision was relative to c (widths ~c·2^-320: Weyl-wide Gaussian ties at σ = 2^200)."""
-    from precise_kpca.certify.eigen_enclosure import ritz_enclosures
+    from precise_kpca.certify.ritz import ritz_enclosures
 
     d = sorted((center + Fraction(s, 2**k) for s in spread), reverse=True)
     A, _ = householder_case(d, seed=seed)
