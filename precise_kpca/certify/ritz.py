@@ -157,10 +157,11 @@ def ritz_pencil(gram, cross, *, prec: int, square=None, values: bool = True,
     Parameters
     ----------
     gram, cross : Dyadic or flint.fmpq_mat, shape (g, g)
-        Exact G = VᵀV (positive definite) and H = VᵀK (symmetrised for the Ritz values; as is for the residual).
+        Exact G = VᵀV (positive definite) and H = VᵀK (symmetrised for the Ritz values; as is for the residual,
+        where it may be g×q: K of q columns, and the residual is then not shifted).
     prec : int
         Bits of the enclosures relative to the Ritz values' spread (Arb works at ``prec + 64`` and more).
-    square : Dyadic or flint.fmpq_mat, shape (g, g), optional
+    square : Dyadic or flint.fmpq_mat, shape (q, q), optional
         Exact Q = KᵀK.
     values : bool
         False: the residual bound alone (``RitzPencil.values`` is None; no eigensolver).
@@ -180,20 +181,25 @@ def ritz_pencil(gram, cross, *, prec: int, square=None, values: bool = True,
     """
     G, H = _Scaled.of(gram), _Scaled.of(cross)
     Q = None if square is None else _Scaled.of(square)
-    g = G.ints.nrows()
-    sym = _combination([(Fraction(1, 2), H), (Fraction(1, 2), _Scaled(H.ints.transpose(), H.scale))])
-    mean = sym.trace() / G.trace()  # the mean Ritz value to within ω‖sym H − mean·G‖
-    near = _combination([(Fraction(1), sym), (-mean, G)]).max_abs()
-    c = _dyadic_round(mean, floor_log2(near) - prec - _GUARD) if near else mean
-    blocks = [_combination([(Fraction(1), sym), (-c, G)])]
+    g, q = G.ints.nrows(), H.ints.ncols()  # H may be g×q (K of q columns) for the residual alone
+    want, values, c = values, None, Fraction(0)
+    blocks = [None]
+    if g == q:  # the shift, also for the residual alone: C − cI is cluster-sized
+        sym = _combination([(Fraction(1, 2), H), (Fraction(1, 2), _Scaled(H.ints.transpose(), H.scale))])
+        mean = sym.trace() / G.trace()  # the mean Ritz value to within ω‖sym H − mean·G‖
+        near = _combination([(Fraction(1), sym), (-mean, G)]).max_abs()
+        c = _dyadic_round(mean, floor_log2(near) - prec - _GUARD) if near else mean
+        blocks = [_combination([(Fraction(1), sym), (-c, G)])]
+        if want and not near:  # sym H = mean·G exactly
+            values = [(mean, mean)] * g
     if Q is not None:
-        blocks.append(_combination([(Fraction(1), H), (-c, G)]))
-    units = [Fraction(2) ** floor_log2(b.max_abs()) if b.max_abs() else None for b in blocks]
-    want, values = values, None if near else [(mean, mean)] * g  # sym H = mean·G exactly
+        blocks.append(_combination([(Fraction(1), H), (-c, G)]) if c else H)
+    units = [Fraction(2) ** floor_log2(b.max_abs()) if b is not None and b.max_abs() else None for b in blocks]
     if Q is None and (values is not None or not want):
         return RitzPencil(values, None)
     if Q is not None and units[1] is None:  # H = cG exactly: C = cI is G⁻¹H
-        return RitzPencil(values, _residual(G, H, Q, _combination([(c, _identity(g))])))
+        exact = _combination([(c, _identity(g))]) if c else _Scaled(flint.fmpz_mat(g, q), Fraction(1))
+        return RitzPencil(values, _residual(G, H, Q, exact))
     wp = prec + _GUARD
     for _ in range(_MAX_ROUNDS + 1):
         with flint.ctx.workprec(wp):
@@ -209,8 +215,8 @@ def ritz_pencil(gram, cross, *, prec: int, square=None, values: bool = True,
                     return None
             if Q is None:
                 return RitzPencil(values, None)
-            mids = [_mid_rad(x[i, x.ncols() - g + k]) for i in range(g) for k in range(g)]
-        C, err2 = _rounded(mids, g, wp, c, units[1])
+            mids = [_mid_rad(x[i, x.ncols() - q + k]) for i in range(g) for k in range(q)]
+        C, err2 = _rounded(mids, (g, q), wp, c, units[1])
         gram = _residual(G, H, Q, C)
         residual2, excess = gram.trace(), _frobenius_up(G) * err2  # excess ≥ ‖V(G⁻¹H − C)‖_F²
         if excess <= residual2 / 2 ** excess_bits:
@@ -219,7 +225,7 @@ def ritz_pencil(gram, cross, *, prec: int, square=None, values: bool = True,
     return RitzPencil(values, gram, excess)
 
 
-def _rounded(mids, g: int, wp: int, c: Fraction, unit: Fraction) -> tuple[_Scaled, Fraction]:
+def _rounded(mids, shape: tuple, wp: int, c: Fraction, unit: Fraction) -> tuple[_Scaled, Fraction]:
     """C = cI + unit·(the midpoints on a grid wp bits below the largest) and a bound on ‖G⁻¹H − C‖_F²."""
     top = max((abs(m).bit_length() + e for m, e, _ in mids if m), default=0)
     grid = top - wp
@@ -233,8 +239,10 @@ def _rounded(mids, g: int, wp: int, c: Fraction, unit: Fraction) -> tuple[_Scale
             shift = grid - exp
             ints.append((man + (1 << (shift - 1))) >> shift)  # nearest: within half a grid step
             err2 += (rad + half) ** 2
-    rounded = _Scaled(flint.fmpz_mat(g, g, ints), Fraction(2) ** grid * unit)
-    return _combination([(c, _identity(g)), (Fraction(1), rounded)]), err2 * unit * unit
+    rounded = _Scaled(flint.fmpz_mat(*shape, ints), Fraction(2) ** grid * unit)
+    if not c:
+        return rounded, err2 * unit * unit
+    return _combination([(c, _identity(shape[0])), (Fraction(1), rounded)]), err2 * unit * unit
 
 
 def _hstack(a: flint.arb_mat, b: flint.arb_mat) -> flint.arb_mat:
