@@ -36,6 +36,7 @@ from ..errors import InternalCheckFailed
 _GUARD = 64  # bits of the Arb arithmetic beyond the precision asked for (relative to the cluster's spread)
 _EXCESS_BITS = 20  # the residual bound may exceed ‖K − V G⁻¹H‖_F² by this fraction of itself (ε², not ε)
 _MAX_ROUNDS = 4  # precision escalations of the residual's solve before the (valid, looser) bound is kept
+_EIG_DOUBLINGS = 2  # doublings of the Ritz values' precision before wide (valid) enclosures are kept
 
 
 @dataclass(frozen=True)
@@ -200,22 +201,20 @@ def ritz_pencil(gram, cross, *, prec: int, square=None, values: bool = True,
     if Q is not None and units[1] is None:  # H = cG exactly: C = cI is G⁻¹H
         exact = _combination([(c, _identity(g))]) if c else _Scaled(flint.fmpz_mat(g, q), Fraction(1))
         return RitzPencil(values, _residual(G, H, Q, exact))
+    if want and values is None:
+        values = _ritz_values(G, blocks[0], units[0], c, prec)
+        if values is None:
+            return None
+    if Q is None:
+        return RitzPencil(values, None)
     wp = prec + _GUARD
     for _ in range(_MAX_ROUNDS + 1):
         with flint.ctx.workprec(wp):
-            solve = [want and values is None, Q is not None]  # each block once: the values, C
-            rhs = [_arb_matrix(b, 1 / u) for b, u, s in zip(blocks, units, solve) if s]  # entries ~1
             try:
-                x = _arb_matrix(G, Fraction(1)).solve(rhs[0] if len(rhs) == 1 else _hstack(*rhs))
+                x = _arb_matrix(G, Fraction(1)).solve(_arb_matrix(blocks[1], 1 / units[1]))  # entries ~1
             except ZeroDivisionError:
                 return None
-            if solve[0]:
-                values = _eigenvalues(x, g, c, units[0])
-                if values is None:
-                    return None
-            if Q is None:
-                return RitzPencil(values, None)
-            mids = [_mid_rad(x[i, x.ncols() - q + k]) for i in range(g) for k in range(q)]
+            mids = [_mid_rad(x[i, k]) for i in range(g) for k in range(q)]
         C, err2 = _rounded(mids, (g, q), wp, c, units[1])
         gram = _residual(G, H, Q, C)
         residual2, excess = gram.trace(), _frobenius_up(G) * err2  # excess ≥ ‖V(G⁻¹H − C)‖_F²
@@ -223,6 +222,26 @@ def ritz_pencil(gram, cross, *, prec: int, square=None, values: bool = True,
             break
         wp += max(32, (floor_log2(excess / residual2) + excess_bits) // 2 + 32) if residual2 else wp
     return RitzPencil(values, gram, excess)
+
+
+def _ritz_values(G: _Scaled, shifted: _Scaled, unit: Fraction, c: Fraction, prec: int):
+    """Enclosures (descending) of the eigenvalues of G⁻¹·shifted, plus c, at ``prec + 64`` bits, or twice or four
+    times that where they come out wider than 2^-prec of the shifted entries (Arb's eigenvector step can fail a
+    simple eigenvalue beside an exact double one: 2^-8 of the spread at 256 bits, 2^-1000 at 1024); None if Arb
+    encloses none of them."""
+    wp, values = prec + _GUARD, None
+    for _ in range(_EIG_DOUBLINGS + 1):
+        with flint.ctx.workprec(wp):
+            try:
+                x = _arb_matrix(G, Fraction(1)).solve(_arb_matrix(shifted, 1 / unit))  # entries ~1
+            except ZeroDivisionError:
+                return values
+            found = _eigenvalues(x, c, unit)
+        values = found or values
+        if found is not None and max(hi - lo for lo, hi in found) <= unit / 2 ** prec:
+            break
+        wp *= 2
+    return values
 
 
 def _rounded(mids, shape: tuple, wp: int, c: Fraction, unit: Fraction) -> tuple[_Scaled, Fraction]:
@@ -245,17 +264,10 @@ def _rounded(mids, shape: tuple, wp: int, c: Fraction, unit: Fraction) -> tuple[
     return _combination([(c, _identity(shape[0])), (Fraction(1), rounded)]), err2 * unit * unit
 
 
-def _hstack(a: flint.arb_mat, b: flint.arb_mat) -> flint.arb_mat:
-    rows, ca, cb = a.nrows(), a.ncols(), b.ncols()
-    return flint.arb_mat(rows, ca + cb, [a[i, k] if k < ca else b[i, k - ca] for i in range(rows)
-                                         for k in range(ca + cb)])
-
-
-def _eigenvalues(x: flint.arb_mat, g: int, c: Fraction, unscale: Fraction):
-    """Enclosures (descending) of the eigenvalues of the first g columns of x, times ``unscale``, plus c."""
-    block = flint.arb_mat(g, g, [x[i, k] for i in range(g) for k in range(g)])
+def _eigenvalues(x: flint.arb_mat, c: Fraction, unscale: Fraction):
+    """Enclosures (descending) of the eigenvalues of x, times ``unscale``, plus c."""
     try:
-        eig = flint.acb_mat(block).eig(multiple=True)
+        eig = flint.acb_mat(x).eig(multiple=True)
     except ValueError:
         return None
     ends = [_ends(z.real) for z in eig]
