@@ -52,14 +52,15 @@ def test_any_c_gives_a_valid_looser_bound():
     solved = gram.to_fmpq().solve(cross.to_fmpq())
     for c in (solved + flint.fmpq_mat(3, 3, [flint.fmpq(i - 4, 1000) for i in range(9)]),
               flint.fmpq_mat(3, 3, [int(i == j) for i in range(3) for j in range(3)])):
-        loose = ritz._residual(G, H, Q, ritz._Scaled.of(c))
+        loose = ritz._residual(G, H, Q, ritz._Scaled.of(c)).trace()
         assert loose >= exact and loose > tight
 
 
 def _without_cgc(G, H, Q, C):
-    """The mutant: ‖K − VC‖_F² without its tr(CᵀGC) term."""
-    hc = sum((int(a) * int(b) for a, b in zip(H.ints.entries(), C.ints.entries())), 0) * (H.scale * C.scale)
-    return Q.trace() - 2 * hc
+    """The mutant: (K − VC)ᵀ(K − VC) without its CᵀGC term."""
+    hc = ritz._Scaled(H.ints.transpose() * C.ints, H.scale * C.scale)
+    return ritz._combination([(Fraction(1), Q), (Fraction(-1), hc),
+                              (Fraction(-1), ritz._Scaled(hc.ints.transpose(), hc.scale))])
 
 
 def test_a_residual_without_the_cgc_term_is_caught(monkeypatch):

@@ -45,9 +45,9 @@ import mpmath
 import numpy as np
 
 from ..backends.dyadic import Dyadic
-from ..certify.eigen_enclosure import ritz_enclosures
 from ..certify.linear_enclosure import LinearEnclosure, linear_enclosure, tied_linear_eigenvalues_cached
-from ..errors import InsufficientPrecision
+from ..certify.ritz import ritz_enclosures, ritz_pencil
+from ..errors import InsufficientPrecision, InternalCheckFailed
 from ..measures.intervals import ball_max, check_k, fraction_ball, linear_groups_exact
 from ..measures.measurement import interval_digits
 from ..measures.results import arb_ends
@@ -133,14 +133,14 @@ def _enclose_cached(data: bytes, shape: tuple, bits: int, route) -> LimitEnclosu
     g_hat = (w.T @ w).to_fmpq()
     c_hat = (w.T @ p).to_fmpq() * s
     pp = (p.T @ p).to_fmpq()
-    n_hat = _null_part(lin, p, pp) * (s * s)
     prec = 3 * bits + 256
+    n_hat, n_excess = _null_part(lin, p, pp, prec)
     with flint.ctx.workprec(prec):
         t = _orthonormalizer(g_hat, blocks)
         tt = t.transpose()
         c = tt * flint.arb_mat(c_hat) * t
         f = tt * flint.arb_mat(pp * (s * s)) * t
-        n = tt * flint.arb_mat(n_hat) * t
+        n = tt * _widened_matrix(flint.arb_mat(n_hat * (s * s)), n_excess * Fraction(op.scale) ** 2) * t
         e = tuple(_trace(f, a, z).sqrt() for a, z in blocks)
         tau = tuple(_procrustes(lin.sin_theta(a, z)) for a, z in blocks)
         norm = _ball(op.frobenius)
@@ -167,14 +167,25 @@ def _blocks(lin: LinearEnclosure) -> list[tuple[int, int]]:
     return blocks
 
 
-def _null_part(lin: LinearEnclosure, p: Dyadic, pp: flint.fmpq_mat) -> flint.fmpq_mat:
-    """(P₀P)ᵀ(P₀P) = PᵀP − (Z_BᵀP)ᵀ C_B⁻¹ (Z_BᵀP), exact (P ⊥ 1 already; 0 when ker L = span 1)."""
+def _null_part(lin: LinearEnclosure, p: Dyadic, pp: flint.fmpq_mat, prec: int) -> tuple[flint.fmpq_mat, Fraction]:
+    """(T, excess): T = (P − Z_B C)ᵀ(P − Z_B C) exact, C ≈ C_B⁻¹Z_BᵀP, and (P₀P)ᵀ(P₀P) = T − D with
+    0 ⪯ D, ‖D‖₂ ≤ excess ≤ 2^-prec tr T (:func:`~precise_kpca.certify.ritz.ritz_pencil`: no exact solve; P ⊥ 1
+    already; (0, 0) when ker L = span 1)."""
     exact = lin.exact
     if exact.rank >= exact.n - 1:
-        return flint.fmpq_mat(lin.rank, lin.rank)
+        return flint.fmpq_mat(lin.rank, lin.rank), Fraction(0)
     z_b, c_b = _range_basis(exact)
-    y = (Dyadic(z_b.transpose(), 0) @ p).to_fmpq()
-    return pp - y.transpose() * flint.fmpq_mat(c_b).solve(y)
+    fit = ritz_pencil(Dyadic(c_b, 0), Dyadic(z_b.transpose(), 0) @ p, prec=prec, square=pp, values=False,
+                      excess_bits=prec)
+    if fit is None:
+        raise InternalCheckFailed("the range basis Z_B of the linear Gram is singular")
+    return fit.residual_gram.to_fmpq(), fit.excess
+
+
+def _widened_matrix(m: flint.arb_mat, radius: Fraction) -> flint.arb_mat:
+    """Every entry of m widened by ±radius (a matrix within ‖·‖₂ ≤ radius of m has its entries within it)."""
+    pad = flint.arb(0, _ball(radius).upper()) if radius else flint.arb(0)
+    return flint.arb_mat(m.nrows(), m.ncols(), [m[i, j] + pad for i in range(m.nrows()) for j in range(m.ncols())])
 
 
 def _orthonormalizer(g_hat: flint.fmpq_mat, blocks) -> flint.arb_mat:
@@ -238,11 +249,11 @@ def _block_shifts(enc: LimitEnclosure, a: int, z: int) -> list[flint.arb]:
     idx = range(a, z)
     c = flint.fmpq_mat([[enc.c_hat[i, j] for j in idx] for i in idx])
     g = flint.fmpq_mat([[enc.g_hat[i, j] for j in idx] for i in idx])
-    ritz = ritz_enclosures(g.solve(c), enc.prec)
-    if ritz is None:
+    pencil = ritz_pencil(g, c, prec=enc.prec)
+    if pencil is None:
         raise InsufficientPrecision(f"the first-order shifts of the repeated linear eigenvalues {a}..{z - 1} were "
                                     "not enclosed")
-    return [fraction_ball(lo, hi) for lo, hi in ritz]
+    return [fraction_ball(lo, hi) for lo, hi in pencil.values]
 
 
 def angle_coefficient_ball(enc: LimitEnclosure, start: int, stop: int) -> flint.arb:

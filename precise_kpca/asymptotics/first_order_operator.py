@@ -50,6 +50,7 @@ from ..backends.ozaki import FixedMatrix
 from ..certify.eigen_enclosure import _sqrt_up, enclose_eigensystem
 from ..certify.linear_enclosure import ExactLinear, exact_linear
 from ..certify.perturbed_enclosure import _pivot_columns
+from ..certify.ritz import ritz_pencil
 from ..errors import InsufficientPrecision, InternalCheckFailed
 from ..numerics.exact import ExactData
 
@@ -166,16 +167,22 @@ def _features_scale(exact: ExactLinear) -> Fraction:
 
 def _features_null_top(exact: ExactLinear, gram: list, q: int) -> tuple[tuple, str]:
     """λ_max(K), K = Ξ_NᵀΞ_N − YᵀC⁻¹Y, from the blocks of Γ = UᵀU (Y = Z_BᵀΞ_N and C = Z_BᵀZ_B: Z's columns are
-    U's last d)."""
+    U's last d). K = (P₀Ξ_N)ᵀ(P₀Ξ_N) without an exact solve (:func:`~precise_kpca.certify.ritz.ritz_pencil`): the
+    exact T = (Ξ_N − Z_B M)ᵀ(Ξ_N − Z_B M) = K + D, 0 ⪯ D, ‖D‖₂ ≤ excess, so λ_max(K) ∈ [λ_max(T) − excess,
+    λ_max(T)]."""
     if exact.rank >= exact.n - 1:
         return (Fraction(0), Fraction(0)), "ker L = span(1): the null block is 0"
     pivots = [q + exact.d + j for j in _pivot_columns(exact.small, exact.rank)]
     block = flint.fmpz_mat([row[:q] for row in gram[:q]])
     y = flint.fmpz_mat([gram[i][:q] for i in pivots])
-    c = flint.fmpq_mat([[gram[i][j] for j in pivots] for i in pivots])
-    num, den = c.solve(flint.fmpq_mat(y)).numer_denom()  # C⁻¹Y = num/den
-    k_int = block * den - y.transpose() * num  # K·den, exact integers
-    return _top_eigenvalue(k_int, int(den)), "features: exact q×q compression, certified float64 eigensystem"
+    c = flint.fmpz_mat([[gram[i][j] for j in pivots] for i in pivots])
+    fit = ritz_pencil(Dyadic(c, 0), Dyadic(y, 0), prec=_NULL_BITS, square=Dyadic(block, 0), values=False,
+                      excess_bits=2 * _NULL_BITS)
+    if fit is None:
+        raise InternalCheckFailed("the range basis Z_B of the linear Gram is singular")
+    t = fit.residual_gram
+    lo, hi = _top_eigenvalue(t.ints * t.scale.numerator, t.scale.denominator)
+    return (max(lo - fit.excess, Fraction(0)), hi), "features: exact q×q compression, certified float64 eigensystem"
 
 
 def _compressed_null_top(exact: ExactLinear, prec: int | None = None) -> tuple[Fraction, Fraction]:

@@ -1,10 +1,11 @@
 """Rigorous largest principal angles between the spans of two exact bases.
 
 For exact dyadic bases V, W (N×g, full column rank) the largest principal angle θ between span V and span W
-satisfies sin²θ = λ_max(G_V⁻¹ S) with G_V = VᵀV, M = VᵀW and S = G_V − M G_W⁻¹ Mᵀ, the Gram matrix of the part of V
-orthogonal to span W. G_V, M, G_W are exact g×g rationals (exact integer products), so S is exact and there is no
-cancellation however small θ is; the largest eigenvalue of the g×g product is enclosed by Arb (a closed form for
-g = 1). The arcsine is an Arb ball as well. SciPy's ``subspace_angles`` computes the same angle in float64, where
+satisfies sin²θ = λ_max(G_V⁻¹ S) with S = ((I − P_W)V)ᵀ((I − P_W)V), the Gram matrix of the part of V orthogonal
+to span W. From the exact g×g products G_V = VᵀV, G_W = WᵀW and WᵀV, :func:`.ritz.ritz_pencil` gives the exact
+T = (V − WC)ᵀ(V − WC) ⪰ S for a C ≈ G_W⁻¹WᵀV with T − S ⪯ excess·I (no exact solve, and no cancellation however
+small θ is), so sin²θ ∈ [λ_max(G_V⁻¹T) − excess/λ_min(G_V), λ_max(G_V⁻¹T)] (the eigenvalues of G_V⁻¹S are
+monotone in S), λ_max enclosed by Arb (a closed form for g = 1). The arcsine is an Arb ball as well. SciPy's ``subspace_angles`` computes the same angle in float64, where
 sin θ below 1e-8 is lost: no library gives it rigorously, hence this module.
 
 A principal-angle bound transfers between bases: the largest principal angle is a metric on the subspaces of one
@@ -18,7 +19,7 @@ import flint
 
 from ..backends.dyadic import Dyadic
 from ..errors import InternalCheckFailed
-from .eigen_enclosure import ritz_enclosures
+from .ritz import gram_lower_bound, ritz_pencil
 
 
 def largest_angle_ball(v: Dyadic, w: Dyadic, prec: int) -> flint.arb:
@@ -33,18 +34,21 @@ def largest_angle_ball(v: Dyadic, w: Dyadic, prec: int) -> flint.arb:
     """
     if v.shape != w.shape or v.shape[1] == 0:
         raise ValueError(f"bases must have equal, nonzero shapes; got {v.shape} and {w.shape}")
-    gv, gw, m = (v.T @ v).to_fmpq(), (w.T @ w).to_fmpq(), (v.T @ w).to_fmpq()
+    gv, gw, m = v.T @ v, w.T @ w, w.T @ v
     g = v.shape[1]
     with flint.ctx.workprec(prec):
         if g == 1:
-            a, b, c = gv[0, 0], gw[0, 0], m[0, 0]
-            sin2 = flint.arb((a * b - c * c) / (a * b))  # one exact rational, then one ball
+            a, b, c = gv.entry(0, 0), gw.entry(0, 0), m.entry(0, 0)
+            sin2 = (a * b - c * c) / (a * b)  # one exact rational, then one ball
+            sin2 = flint.arb(flint.fmpq(sin2.numerator, sin2.denominator))
         else:
-            s = gv - m * gw.solve(m.transpose())
-            enclosures = ritz_enclosures(gv.solve(s), prec)
-            if enclosures is None:
+            fit = ritz_pencil(gw, m, prec=prec, square=gv, values=False)  # T ⪰ S, T − S ⪯ excess·I
+            pencil = None if fit is None else ritz_pencil(gv, fit.residual_gram, prec=prec)  # G_V⁻¹T
+            if pencil is None:
                 raise InternalCheckFailed("Arb could not enclose the eigenvalues of a g×g principal-angle matrix")
-            low, high = enclosures[0]
+            low, high = pencil.values[0]
+            lam_min = gram_lower_bound(gv)
+            low = low - fit.excess / lam_min if lam_min > 0 else Fraction(0)  # sin²θ ≥ 0 always
             sin2 = flint.arb(flint.fmpq(low.numerator, low.denominator)).union(
                 flint.arb(flint.fmpq(high.numerator, high.denominator)))
         sin2 = _clamp_unit(sin2)
@@ -72,6 +76,7 @@ def _clamp_unit(x: flint.arb) -> flint.arb:
     """x ∩ [0, 1] (a squared sine): a ball that strays outside by rounding keeps its true part."""
     lo = x.lower()
     hi = x.upper()
-    lo = flint.arb(0) if lo < 0 else lo
     hi = flint.arb(1) if hi > 1 else hi
+    if lo <= 0:  # a union with 0 rounds its radius up past 0: [r/2 ± r/2] instead
+        return flint.arb(hi).union(flint.arb(0)).nonnegative_part()
     return flint.arb(lo).union(flint.arb(hi))

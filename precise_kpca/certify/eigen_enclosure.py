@@ -74,7 +74,9 @@ from mpmath import libmp
 
 from ..backends import ozaki
 from ..backends.base import as_fraction
+from ..backends.dyadic import Dyadic
 from ..errors import InternalCheckFailed
+from .ritz import gram_lower_bound, ritz_pencil
 
 __all__ = ["EigenEnclosure", "GroupBound", "enclose_eigensystem"]
 
@@ -401,14 +403,6 @@ def _mpf_ratio(v) -> tuple[int, int]:
     return (man << exp, 1) if exp >= 0 else (man, 1 << -exp)
 
 
-def _arb_fraction(x: flint.arb) -> tuple[Fraction, Fraction]:
-    out = []
-    for end in (x.lower(), x.upper()):
-        man, exp = (int(v) for v in end.man_exp())
-        out.append(Fraction(man) * Fraction(2) ** exp)
-    return out[0], out[1]
-
-
 # -- bounds -----------------------------------------------------------------------------------------------
 def _omega(G, xx) -> float:
     """ω ≥ ‖X̂ᵀX̂ − I‖₂ from G = X̂ᵀX̂ rounded with a rigorous ``error_bound``; the diagonal Gᵢᵢ − 1 comes from
@@ -525,11 +519,12 @@ def _kato_temple(theta: Fraction, eps2: Fraction, alpha, beta):
 def _block(A_hp, Y, s, residual, om, lo, hi, prec):
     """Li–Li bound around the Ritz values of span Y = X̂[:, s:t]; None when they are not separated."""
     n, t = len(lo), s + Y.shape[1]
-    H = fmpq_matrix(ozaki.matmul(Y.T, ozaki.matmul(A_hp, Y)))
-    M = fmpq_matrix(ozaki.matmul(Y.T, Y))
-    ritz = ritz_enclosures(M.solve(H), prec)
-    if ritz is None:
+    H = Dyadic.from_fixed(ozaki.matmul(Y.T, ozaki.matmul(A_hp, Y)))
+    M = Dyadic.from_fixed(ozaki.matmul(Y.T, Y))
+    pencil = ritz_pencil(M, H, prec=prec)
+    if pencil is None:
         return None
+    ritz = pencil.values
     eps = residual / _sqrt_down(1 - om)  # ‖R_J‖₂ / σ_min(Y), σ_min(Y)² ≥ 1 − ω
     above = lo[s - 1] - eps if s > 0 else None
     below = hi[t] + eps if t < n else None
@@ -563,17 +558,18 @@ def ritz_subspace_sin_theta(G: flint.fmpq_mat, H: flint.fmpq_mat, Q: flint.fmpq_
     -------
     Fraction or None
         ε/η with ε ≥ ‖A V_o − V_o (V_oᵀ A_hp V_o)‖₂ + delta (V_o = V G^{−1/2}: the residual of the Ritz pairs,
-        whose squared singular values are the eigenvalues of G⁻¹(Q − H G⁻¹ H), bounded by their sum) and η the
-        distance from the Ritz values' enclosures to the neighbouring eigenvalues' (``lower[start − 1]`` above,
-        ``upper[stop]`` below: the eigenvalues are sorted, so every other one lies beyond these); None if η ≤ 0 or
-        ε ≥ η.
+        (I − P_V) A_hp V G^{−1/2}, so ‖·‖_F² ≤ ‖(I − P_V) A_hp V‖_F² / λ_min(G) with λ_min(G) ≥ 1 − ‖G − I‖_F and
+        the numerator bounded by :func:`.ritz.ritz_pencil` without an exact solve) and η the distance from the
+        Ritz values' enclosures to the neighbouring eigenvalues' (``lower[start − 1]`` above, ``upper[stop]``
+        below: the eigenvalues are sorted, so every other one lies beyond these); None if η ≤ 0, ε ≥ η or
+        ‖G − I‖_F ≥ 1.
     """
-    ritz = ritz_enclosures(G.solve(H), prec)
-    if ritz is None:
+    lam_min = gram_lower_bound(G)
+    pencil = ritz_pencil(G, H, prec=prec, square=Q)
+    if pencil is None or not lam_min > 0:
         return None
-    residual2 = G.solve(Q - H * G.solve(H))  # similar to RᵀR ⪰ 0: its trace bounds ‖R‖₂²
-    trace = sum((residual2[i, i] for i in range(residual2.nrows())), flint.fmpq(0))
-    eps = _sqrt_up(max(Fraction(int(trace.p), int(trace.q)), Fraction(0))) + Fraction(delta)
+    ritz = pencil.values
+    eps = _sqrt_up(pencil.residual2 / lam_min) + Fraction(delta)
     r_lo, r_hi = ritz[-1][0], ritz[0][1]
     gaps = ([as_fraction(lower[start - 1]) - r_hi] if start > 0 else []) + \
         ([r_lo - as_fraction(upper[stop])] if stop < len(lower) else [])
@@ -589,54 +585,6 @@ def fmpq_matrix(fixed) -> flint.fmpq_mat:
     ints, exp2 = fixed.to_integers()
     scale = flint.fmpq(2) ** exp2 if exp2 >= 0 else flint.fmpq(1, 2 ** -exp2)
     return flint.fmpq_mat(fixed.shape[0], fixed.shape[1], [flint.fmpq(int(v)) * scale for v in ints.ravel()])
-
-
-def ritz_enclosures(C: flint.fmpq_mat, prec: int):
-    """Sorted (descending) enclosures of the (real) eigenvalues of C = M⁻¹H; None if Arb cannot enclose them.
-
-    ``prec`` bits are relative to the eigenvalues' spread, not to their size: Arb rounds C's entries relative to
-    their magnitude and its eigensolver stops at an absolute 2^-prec, which lost a cluster's splitting below
-    2^-prec of its value (a Gaussian tie of symmetric boards at σ = 2^200 splits from its linear eigenvalue by
-    10⁻¹²¹ of it: Weyl-wide enclosures). So Arb sees 2^j(C − cI), exact, with c a dyadic at the mean of the
-    diagonal to 2^-prec of C − cI's entries and 2^j bringing those to ~1; c and 2^j are undone exactly.
-    Sorting lower and upper ends separately is valid: the j-th largest is monotone in every entry.
-    """
-    g = C.nrows()
-    identity = flint.fmpq_mat(g, g, [int(i == j) for i in range(g) for j in range(g)])
-    mean = sum((C[i, i] for i in range(g)), flint.fmpq(0)) / g
-    spread = max(abs(x) for x in (C - identity * mean).entries())
-    if spread == 0:  # C = cI exactly
-        value = Fraction(int(mean.p), int(mean.q))
-        return [(value, value)] * g
-    exp2 = _floor_log2(spread)
-    center = _dyadic_floor(mean, exp2 - prec - 64)
-    shifted = (C - identity * center) * flint.fmpq(2) ** -exp2  # the largest entry ~1
-    scale = Fraction(2) ** exp2
-    with flint.ctx.workprec(prec + 64):
-        try:
-            eig = flint.acb_mat(flint.arb_mat(shifted)).eig(multiple=True)
-        except ValueError:
-            return None
-        ends = [_arb_fraction(z.real) for z in eig]
-    offset = Fraction(int(center.p), int(center.q))
-    lows = sorted((a * scale + offset for a, _ in ends), reverse=True)
-    highs = sorted((b * scale + offset for _, b in ends), reverse=True)
-    return list(zip(lows, highs))
-
-
-def _floor_log2(x: flint.fmpq) -> int:
-    """⌊log2 x⌋ of a positive rational, exactly."""
-    p, q = int(x.p), int(x.q)
-    e = p.bit_length() - q.bit_length()
-    return e if (p << max(-e, 0)) >= (q << max(e, 0)) else e - 1
-
-
-def _dyadic_floor(x: flint.fmpq, exp2: int) -> flint.fmpq:
-    """⌊x·2^-exp2⌋·2^exp2: x on the grid of 2^exp2, within one step below it."""
-    p, q = int(x.p), int(x.q)
-    if exp2 <= 0:
-        return flint.fmpq((p << -exp2) // q, 1 << -exp2)
-    return flint.fmpq((p // (q << exp2)) << exp2)
 
 
 def _davis_kahan(s, t, lam, residual_hp, om, d, lo_a, hi_a, F) -> GroupBound:

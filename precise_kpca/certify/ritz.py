@@ -3,7 +3,7 @@
 For a basis V (N×g, full column rank) and K ≈ AV, the enclosures of :mod:`.perturbed_enclosure`,
 :mod:`.eigen_enclosure`, :mod:`.angles` and the refined and first-order routes read three exact g×g products,
 G = VᵀV, H = VᵀK and Q = KᵀK. Solving G⁻¹H in exact rationals cost most of their time (the denominators grow to
-~g times the entries' bits: 225 s of 230 s for g = 100 on a 500×100 data set); this module never does.
+~g times the entries' bits: 192 s of 196 s for g = 100 on a 500×100 data set); this module never does.
 
 * *Ritz values* are the eigenvalues of the pencil (sym H, G). The pencil is shifted exactly first, H' = sym H − cG
   with c a dyadic at the trace ratio tr H / tr G (the mean Ritz value to within ω·‖H'‖, ω = ‖G − I‖), so every
@@ -12,11 +12,15 @@ G = VᵀV, H = VᵀK and Q = KᵀK. Solving G⁻¹H in exact rationals cost most
   2^j are undone exactly. Sorting lower and upper ends separately is valid: the i-th largest eigenvalue is monotone
   in every entry.
 * *The residual* ‖(I − P_V)K‖_F, P_V the orthogonal projector onto span V: for ANY g×g matrix C,
-  ‖(I − P_V)K‖_F ≤ ‖K − VC‖_F (P_V K is the closest point of span V), and
-  ‖K − VC‖_F² = tr Q − 2 tr(HᵀC) + tr(CᵀGC), exact from the products with integer multiplications only. C is the
-  dyadic rounding of the Arb solve's midpoints of G⁻¹H (shifted by the same c), so the excess
-  ‖V(G⁻¹H − C)‖_F² ≤ ‖G‖₂ ‖G⁻¹H − C‖_F² is known from the balls; the working precision is raised until that
-  excess is below 2^-:data:`_EXCESS_BITS` of the bound (the bound is valid at every precision).
+  T = (K − VC)ᵀ(K − VC) = Q − HᵀC − CᵀH + CᵀGC is exact from the products with integer multiplications only, and
+  T = K̃ᵀK̃ + D with K̃ = (I − P_V)K and D = (G⁻¹H − C)ᵀG(G⁻¹H − C) ⪰ 0 (K − VC = K̃ + V(G⁻¹H − C), the two parts
+  orthogonal), so ‖(I − P_V)K‖_F² ≤ tr T and ‖D‖₂ ≤ ‖G‖₂‖G⁻¹H − C‖_F². C is cI plus the dyadic rounding of the
+  Arb solve's midpoints of G⁻¹(H − cG), so that bound on D (the *excess*) is known from the balls; the working
+  precision is raised until it is below 2^-20 of tr T (or of the precision asked for, where T itself is the
+  result: the null-space part of the first-order limits, the principal angles). Every T is valid: the precision
+  only buys tightness.
+* Where a bound needs G⁻¹ itself (the residual of V_o = V G^(−1/2): ‖(I − P_V)K G^(−1/2)‖_F² ≤ tr T / λ_min(G)),
+  :func:`gram_lower_bound` gives λ_min(G) ≥ 1 − ‖G − I‖_F, or Arb's enclosure where G is not near I.
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ from ..errors import InternalCheckFailed
 _GUARD = 64  # bits of the Arb arithmetic beyond the precision asked for (relative to the cluster's spread)
 _EXCESS_BITS = 20  # the residual bound may exceed ‖K − V G⁻¹H‖_F² by this fraction of itself (ε², not ε)
 _MAX_ROUNDS = 4  # precision escalations of the residual's solve before the (valid, looser) bound is kept
+_EIG_DOUBLINGS = 2  # doublings of the Ritz values' precision before wide (valid) enclosures are kept
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,10 @@ class _Scaled:
             den = math.lcm(den, int(x.q))
         return cls(flint.fmpz_mat(m.nrows(), m.ncols(), [int(x.p) * (den // int(x.q)) for x in m.entries()]),
                    Fraction(1, den))
+
+    def to_fmpq(self) -> flint.fmpq_mat:
+        scale = flint.fmpq(self.scale.numerator, self.scale.denominator)
+        return flint.fmpq_mat(self.ints) * scale
 
     def trace(self) -> Fraction:
         return sum((int(self.ints[i, i]) for i in range(self.ints.nrows())), 0) * self.scale
@@ -125,25 +134,41 @@ class RitzPencil:
     ----------
     values : list of (Fraction, Fraction)
         Enclosures of the eigenvalues of the pencil (sym H, G), descending.
-    residual2 : Fraction or None
-        ‖K − VC‖_F² ≥ ‖(I − P_V)K‖_F² for the C of the module docstring (exact; None without Q).
+    residual_gram : _Scaled or None
+        T = (K − VC)ᵀ(K − VC) for the C of the module docstring, exact (None without Q): T ⪰ K̃ᵀK̃ for
+        K̃ = (I − P_V)K, and T − K̃ᵀK̃ = (G⁻¹H − C)ᵀG(G⁻¹H − C) has norm ≤ ``excess``.
+    excess : Fraction
+        ≥ ‖G‖₂‖G⁻¹H − C‖_F² (0 where C = G⁻¹H exactly).
     """
 
-    values: list
-    residual2: Fraction | None
+    values: list | None
+    residual_gram: _Scaled | None = None
+    excess: Fraction = Fraction(0)
+
+    @property
+    def residual2(self) -> Fraction:
+        """‖K − VC‖_F² = tr T ≥ ‖(I − P_V)K‖_F²."""
+        return self.residual_gram.trace()
 
 
-def ritz_pencil(gram, cross, *, prec: int, square=None) -> RitzPencil | None:
+def ritz_pencil(gram, cross, *, prec: int, square=None, values: bool = True,
+                excess_bits: int = _EXCESS_BITS) -> RitzPencil | None:
     """Enclose the Ritz values of span V (and bound ‖(I − P_V)K‖_F² when ``square`` is given).
 
     Parameters
     ----------
     gram, cross : Dyadic or flint.fmpq_mat, shape (g, g)
-        Exact G = VᵀV (positive definite) and H = VᵀK (symmetrised for the Ritz values; as is for the residual).
+        Exact G = VᵀV (positive definite) and H = VᵀK (symmetrised for the Ritz values; as is for the residual,
+        where it may be g×q: K of q columns, and the residual is then not shifted).
     prec : int
         Bits of the enclosures relative to the Ritz values' spread (Arb works at ``prec + 64`` and more).
-    square : Dyadic or flint.fmpq_mat, shape (g, g), optional
+    square : Dyadic or flint.fmpq_mat, shape (q, q), optional
         Exact Q = KᵀK.
+    values : bool
+        False: the residual bound alone (``RitzPencil.values`` is None; no eigensolver).
+    excess_bits : int
+        The working precision is raised (at most :data:`_MAX_ROUNDS` times) until ``excess`` ≤ 2^-excess_bits of
+        the residual bound: 20 where ‖(I − P_V)K‖_F enters a bound, more where T is itself the result.
 
     Returns
     -------
@@ -157,43 +182,69 @@ def ritz_pencil(gram, cross, *, prec: int, square=None) -> RitzPencil | None:
     """
     G, H = _Scaled.of(gram), _Scaled.of(cross)
     Q = None if square is None else _Scaled.of(square)
-    g = G.ints.nrows()
-    sym = _combination([(Fraction(1, 2), H), (Fraction(1, 2), _Scaled(H.ints.transpose(), H.scale))])
-    mean = sym.trace() / G.trace()  # the mean Ritz value to within ω‖sym H − mean·G‖
-    near = _combination([(Fraction(1), sym), (-mean, G)]).max_abs()
-    c = _dyadic_round(mean, floor_log2(near) - prec - _GUARD) if near else mean
-    blocks = [_combination([(Fraction(1), sym), (-c, G)])]
+    g, q = G.ints.nrows(), H.ints.ncols()  # H may be g×q (K of q columns) for the residual alone
+    want, values, c = values, None, Fraction(0)
+    blocks = [None]
+    if g == q:  # the shift, also for the residual alone: C − cI is cluster-sized
+        sym = _combination([(Fraction(1, 2), H), (Fraction(1, 2), _Scaled(H.ints.transpose(), H.scale))])
+        mean = sym.trace() / G.trace()  # the mean Ritz value to within ω‖sym H − mean·G‖
+        near = _combination([(Fraction(1), sym), (-mean, G)]).max_abs()
+        c = _dyadic_round(mean, floor_log2(near) - prec - _GUARD) if near else mean
+        blocks = [_combination([(Fraction(1), sym), (-c, G)])]
+        if want and not near:  # sym H = mean·G exactly
+            values = [(mean, mean)] * g
     if Q is not None:
-        blocks.append(_combination([(Fraction(1), H), (-c, G)]))
-    units = [Fraction(2) ** floor_log2(b.max_abs()) if b.max_abs() else None for b in blocks]
-    values = None if near else [(mean, mean)] * g  # sym H = mean·G exactly
+        blocks.append(_combination([(Fraction(1), H), (-c, G)]) if c else H)
+    units = [Fraction(2) ** floor_log2(b.max_abs()) if b is not None and b.max_abs() else None for b in blocks]
+    if Q is None and (values is not None or not want):
+        return RitzPencil(values, None)
     if Q is not None and units[1] is None:  # H = cG exactly: C = cI is G⁻¹H
-        return RitzPencil(values, _residual(G, H, Q, _combination([(c, _identity(g))])))
+        exact = _combination([(c, _identity(g))]) if c else _Scaled(flint.fmpz_mat(g, q), Fraction(1))
+        return RitzPencil(values, _residual(G, H, Q, exact))
+    if want and values is None:
+        values = _ritz_values(G, blocks[0], units[0], c, prec)
+        if values is None:
+            return None
+    if Q is None:
+        return RitzPencil(values, None)
     wp = prec + _GUARD
     for _ in range(_MAX_ROUNDS + 1):
         with flint.ctx.workprec(wp):
-            rhs = [_arb_matrix(b, 1 / u) for b, u in zip(blocks, units) if u is not None]  # entries ~1
             try:
-                x = _arb_matrix(G, Fraction(1)).solve(rhs[0] if len(rhs) == 1 else _hstack(*rhs))
+                x = _arb_matrix(G, Fraction(1)).solve(_arb_matrix(blocks[1], 1 / units[1]))  # entries ~1
             except ZeroDivisionError:
                 return None
-            if values is None:
-                values = _eigenvalues(x, g, c, units[0])
-                if values is None:
-                    return None
-            if Q is None:
-                return RitzPencil(values, None)
-            mids = [_mid_rad(x[i, x.ncols() - g + k]) for i in range(g) for k in range(g)]
-        C, err2 = _rounded(mids, g, wp, c, units[1])
-        residual2 = _residual(G, H, Q, C)
-        excess = _frobenius_up(G) * err2  # ≥ ‖V(G⁻¹H − C)‖_F²
-        if excess <= residual2 / 2 ** _EXCESS_BITS:
+            mids = [_mid_rad(x[i, k]) for i in range(g) for k in range(q)]
+        C, err2 = _rounded(mids, (g, q), wp, c, units[1])
+        gram = _residual(G, H, Q, C)
+        residual2, excess = gram.trace(), _frobenius_up(G) * err2  # excess ≥ ‖V(G⁻¹H − C)‖_F²
+        if excess <= residual2 / 2 ** excess_bits:
             break
-        wp += max(32, (floor_log2(excess / residual2) + _EXCESS_BITS) // 2 + 32) if residual2 else wp
-    return RitzPencil(values, residual2)
+        wp += max(32, (floor_log2(excess / residual2) + excess_bits) // 2 + 32) if residual2 else wp
+    return RitzPencil(values, gram, excess)
 
 
-def _rounded(mids, g: int, wp: int, c: Fraction, unit: Fraction) -> tuple[_Scaled, Fraction]:
+def _ritz_values(G: _Scaled, shifted: _Scaled, unit: Fraction, c: Fraction, prec: int):
+    """Enclosures (descending) of the eigenvalues of G⁻¹·shifted, plus c, at ``prec + 64`` bits, or twice or four
+    times that where they come out wider than 2^-prec of the shifted entries (Arb's eigenvector step can fail a
+    simple eigenvalue beside an exact double one: 2^-8 of the spread at 256 bits, 2^-1000 at 1024); None if Arb
+    encloses none of them."""
+    wp, values = prec + _GUARD, None
+    for _ in range(_EIG_DOUBLINGS + 1):
+        with flint.ctx.workprec(wp):
+            try:
+                x = _arb_matrix(G, Fraction(1)).solve(_arb_matrix(shifted, 1 / unit))  # entries ~1
+            except ZeroDivisionError:
+                return values
+            found = _eigenvalues(x, c, unit)
+        values = found or values
+        if found is not None and max(hi - lo for lo, hi in found) <= unit / 2 ** prec:
+            break
+        wp *= 2
+    return values
+
+
+def _rounded(mids, shape: tuple, wp: int, c: Fraction, unit: Fraction) -> tuple[_Scaled, Fraction]:
     """C = cI + unit·(the midpoints on a grid wp bits below the largest) and a bound on ‖G⁻¹H − C‖_F²."""
     top = max((abs(m).bit_length() + e for m, e, _ in mids if m), default=0)
     grid = top - wp
@@ -207,21 +258,16 @@ def _rounded(mids, g: int, wp: int, c: Fraction, unit: Fraction) -> tuple[_Scale
             shift = grid - exp
             ints.append((man + (1 << (shift - 1))) >> shift)  # nearest: within half a grid step
             err2 += (rad + half) ** 2
-    rounded = _Scaled(flint.fmpz_mat(g, g, ints), Fraction(2) ** grid * unit)
-    return _combination([(c, _identity(g)), (Fraction(1), rounded)]), err2 * unit * unit
+    rounded = _Scaled(flint.fmpz_mat(*shape, ints), Fraction(2) ** grid * unit)
+    if not c:
+        return rounded, err2 * unit * unit
+    return _combination([(c, _identity(shape[0])), (Fraction(1), rounded)]), err2 * unit * unit
 
 
-def _hstack(a: flint.arb_mat, b: flint.arb_mat) -> flint.arb_mat:
-    rows, ca, cb = a.nrows(), a.ncols(), b.ncols()
-    return flint.arb_mat(rows, ca + cb, [a[i, k] if k < ca else b[i, k - ca] for i in range(rows)
-                                         for k in range(ca + cb)])
-
-
-def _eigenvalues(x: flint.arb_mat, g: int, c: Fraction, unscale: Fraction):
-    """Enclosures (descending) of the eigenvalues of the first g columns of x, times ``unscale``, plus c."""
-    block = flint.arb_mat(g, g, [x[i, k] for i in range(g) for k in range(g)])
+def _eigenvalues(x: flint.arb_mat, c: Fraction, unscale: Fraction):
+    """Enclosures (descending) of the eigenvalues of x, times ``unscale``, plus c."""
     try:
-        eig = flint.acb_mat(block).eig(multiple=True)
+        eig = flint.acb_mat(x).eig(multiple=True)
     except ValueError:
         return None
     ends = [_ends(z.real) for z in eig]
@@ -230,21 +276,38 @@ def _eigenvalues(x: flint.arb_mat, g: int, c: Fraction, unscale: Fraction):
     return list(zip(lows, highs))
 
 
-def _residual(G: _Scaled, H: _Scaled, Q: _Scaled, C: _Scaled) -> Fraction:
-    """‖K − VC‖_F² = tr Q − 2 tr(HᵀC) + tr(CᵀGC), exact (integer products on the common scales)."""
-    hc = sum((int(a) * int(b) for a, b in zip(H.ints.entries(), C.ints.entries())), 0) * (H.scale * C.scale)
-    gc = G.ints * C.ints
-    cgc = sum((int(a) * int(b) for a, b in zip(gc.entries(), C.ints.entries())), 0) * (G.scale * C.scale ** 2)
-    residual2 = Q.trace() - 2 * hc + cgc
-    if residual2 < 0:
-        raise InternalCheckFailed(f"negative squared residual {float(residual2):.3g}: the products are not exact")
-    return residual2
+def _residual(G: _Scaled, H: _Scaled, Q: _Scaled, C: _Scaled) -> _Scaled:
+    """(K − VC)ᵀ(K − VC) = Q − HᵀC − CᵀH + CᵀGC, exact (integer products on the common scales)."""
+    hc = _Scaled(H.ints.transpose() * C.ints, H.scale * C.scale)
+    cgc = _Scaled(C.ints.transpose() * (G.ints * C.ints), G.scale * C.scale ** 2)
+    gram = _combination([(Fraction(1), Q), (Fraction(-1), hc), (Fraction(-1), _Scaled(hc.ints.transpose(), hc.scale)),
+                         (Fraction(1), cgc)])
+    if gram.trace() < 0:
+        raise InternalCheckFailed(f"negative squared residual {float(gram.trace()):.3g}: the products are not exact")
+    return gram
 
 
 def _frobenius_up(m: _Scaled) -> Fraction:
     """An upper bound on ‖m‖_F (≥ ‖m‖₂)."""
     total = sum((int(v) ** 2 for v in m.ints.entries()), 0)
     return Fraction(math.isqrt(total) + 1) * m.scale
+
+
+def gram_lower_bound(gram) -> Fraction:
+    """A lower bound on λ_min(G) for an exact symmetric G: 1 − ‖G − I‖_F where that is positive (G ≈ I), else
+    Arb's enclosure of G's eigenvalues (0 if Arb cannot isolate them).
+
+    Parameters
+    ----------
+    gram : Dyadic or flint.fmpq_mat, shape (g, g)
+    """
+    G = _Scaled.of(gram)
+    identity = _identity(G.ints.nrows())
+    omega = _frobenius_up(_combination([(Fraction(1), G), (Fraction(-1), identity)]))
+    if omega < 1:
+        return 1 - omega
+    found = ritz_pencil(identity, G, prec=_GUARD)
+    return max(found.values[-1][0], Fraction(0)) if found is not None else Fraction(0)
 
 
 def ritz_enclosures(C: flint.fmpq_mat, prec: int):
@@ -254,4 +317,4 @@ def ritz_enclosures(C: flint.fmpq_mat, prec: int):
     return None if found is None else found.values
 
 
-__all__ = ["RitzPencil", "floor_log2", "ritz_enclosures", "ritz_pencil"]
+__all__ = ["RitzPencil", "floor_log2", "gram_lower_bound", "ritz_enclosures", "ritz_pencil"]

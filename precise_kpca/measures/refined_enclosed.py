@@ -21,7 +21,8 @@ Gaussian eigenvalues closer than that, nor carry 30+ digits at moderate σ. Here
    quotients), whatever the precision: a near-tie below that is never split by them. So its top vectors U (N×m,
    dyadic, the block [0, m) extended to an edge its enclosures separate) only give exact G = UᵀU, H = UᵀÂU and
    Q = (ÂU)ᵀ(ÂU). With U_o = U G^(−1/2), B = U_oᵀÂU_o (eigenvalues: the pencil (H, G), enclosed by Arb) and
-   R = ÂU_o − U_oB, ‖R‖_F² = tr G⁻¹(Q − HG⁻¹H); for the true A = Â + Δ (‖Δ‖₂ ≤ δ) write A in the basis
+   R = ÂU_o − U_oB = (I − P_U)ÂU G^(−1/2), ‖R‖_F² ≤ ‖ÂU − UC‖_F²/λ_min(G) for any C
+   (:func:`~precise_kpca.certify.ritz.ritz_pencil`, no exact solve); for the true A = Â + Δ (‖Δ‖₂ ≤ δ) write A in the basis
    [U_o, U_⊥] as [[B_t, R_tᵀ], [R_t, C_t]] with ‖B_t − B‖₂ ≤ δ and ‖R_t‖₂ ≤ ε = ‖R‖_F + δ. Weyl puts the sorted
    eigenvalues of diag(B_t, C_t) within ε of A's; if the Ritz enclosures widened by δ lie above every other
    enclosure widened by ε, by η > 0, B_t's eigenvalues take the top m places and C_t's lie below, η apart; then
@@ -61,7 +62,8 @@ from ..backends import ozaki
 from ..backends.base import as_fraction
 from ..backends.dyadic import Dyadic, mpf_matrix_to_dyadic
 from ..backends.ozaki import FixedMatrix
-from ..certify.eigen_enclosure import _sqrt_up, ritz_enclosures, ritz_subspace_sin_theta
+from ..certify.eigen_enclosure import _sqrt_up, ritz_subspace_sin_theta
+from ..certify.ritz import gram_lower_bound, ritz_pencil
 from ..certify.linear_enclosure import LinearEnclosure, exact_linear, linear_enclosure
 from ..errors import InsufficientPrecision, InternalCheckFailed
 from ..numerics.eigen_refine import input_bits, refine_eigensystem
@@ -466,7 +468,7 @@ def _block_enclosure(X, gram: GramEnclosure, refined, lows: list, highs: list, d
     delta = Fraction(gram.error)
     block = _polished(gram.fixed, _block(gram.fixed, mpf_matrix_to_dyadic(refined.vectors[:, :m], bits), dps),
                       delta, bits, dps)
-    ritz = _ritz(block.G.solve(block.H), bits + 64)
+    ritz = _ritz(block.G, block.H, bits + 64)
     eps = block.residual + delta
     kappa = Fraction(0)
     if m < len(lows):
@@ -486,14 +488,15 @@ def _block_enclosure(X, gram: GramEnclosure, refined, lows: list, highs: list, d
                             seconds=seconds)
 
 
-def _ritz(C: flint.fmpq_mat, prec: int) -> list:
-    """Arb's enclosures of the eigenvalues of C (descending; a cluster gets one common enclosure), at ``prec``
-    bits or, where Arb fails to isolate them (near-ties close to that precision), twice or four times it."""
+def _ritz(G: flint.fmpq_mat, H: flint.fmpq_mat, prec: int) -> list:
+    """Arb's enclosures of the eigenvalues of the pencil (H, G) (descending; a cluster gets one common enclosure),
+    at ``prec`` bits or, where Arb fails to isolate them (near-ties close to that precision), twice or four times
+    it."""
     for bits in (prec, 2 * prec, 4 * prec):
-        ritz = ritz_enclosures(C, bits)
-        if ritz is not None:
-            return ritz
-    raise InsufficientPrecision(f"Arb could not enclose the Ritz values of the top {C.nrows()} refined vectors "
+        pencil = ritz_pencil(G, H, prec=bits)
+        if pencil is not None:
+            return pencil.values
+    raise InsufficientPrecision(f"Arb could not enclose the Ritz values of the top {G.nrows()} refined vectors "
                                 f"at {4 * prec} bits")
 
 
@@ -506,7 +509,7 @@ class _Block:
     products: tuple  # Dyadic UᵀU, UᵀÂU, (ÂU)ᵀ(ÂU)
     G: flint.fmpq_mat
     H: flint.fmpq_mat
-    residual: Fraction  # ≥ ‖ÂU_o − U_o B‖_F (U_o = U G^(−1/2), B = U_oᵀÂU_o): √ tr G⁻¹(Q − HG⁻¹H)
+    residual: Fraction  # ≥ ‖ÂU_o − U_o B‖_F (U_o = U G^(−1/2), B = U_oᵀÂU_o): ‖(I − P_U)ÂU‖_F / √λ_min(G)
     estimates: tuple
     vectors: np.ndarray
 
@@ -515,12 +518,14 @@ def _block(fixed: FixedMatrix, basis: Dyadic, dps: int) -> _Block:
     """The :class:`_Block` of a basis: exact products with Â, the residual bound, the pencil in mpmath."""
     image = Dyadic.from_fixed(ozaki.matmul(fixed, basis.to_fixed()))  # exact: no bits, no grid
     products = (basis.T @ basis, basis.T @ image, image.T @ image)
-    G, H, Q = (p.to_fmpq() for p in products)
-    residual2 = G.solve(Q - H * G.solve(H))  # similar to RᵀR: its trace is ‖R‖_F²
-    trace = sum((residual2[i, i] for i in range(G.nrows())), flint.fmpq(0))
+    fit = ritz_pencil(*products[:2], prec=math.ceil(dps * DIGIT_BITS), square=products[2], values=False)
+    lam_min = gram_lower_bound(products[0])
+    if fit is None or not lam_min > 0:
+        raise InsufficientPrecision(f"the basis of the top {basis.shape[1]} refined vectors is numerically singular "
+                                    f"at {dps} digits")
+    G, H = (p.to_fmpq() for p in products[:2])
     estimates, vectors = _pencil_eigensystem(G, H, dps + _ESTIMATE_GUARD_DIGITS)
-    return _Block(basis, image, products, G, H, _sqrt_up(max(Fraction(int(trace.p), int(trace.q)), Fraction(0))),
-                  estimates, vectors)
+    return _Block(basis, image, products, G, H, _sqrt_up(fit.residual2 / lam_min), estimates, vectors)
 
 
 def _polished(fixed: FixedMatrix, block: _Block, delta: Fraction, bits: int, dps: int) -> _Block:
