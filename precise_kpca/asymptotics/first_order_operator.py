@@ -46,7 +46,7 @@ import numpy as np
 from scipy.sparse.linalg import LinearOperator, eigsh
 
 from ..backends.dyadic import Dyadic
-from ..backends.ozaki import FixedMatrix
+from ..arith.fixed import FixedMatrix
 from ..certify.eigen_enclosure import _sqrt_up, enclose_eigensystem
 from ..certify.linear_enclosure import ExactLinear, exact_linear
 from ..certify.perturbed_enclosure import _pivot_columns

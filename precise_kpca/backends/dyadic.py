@@ -3,8 +3,9 @@
 The rigorous enclosures need products of tall matrices (N×m, m ≤ a few hundred) whose entries carry hundreds of
 bits, exactly. python-flint multiplies integer matrices at C speed (multi-modular) but has no dyadic type, and
 ``fmpq_mat`` normalises every entry by a gcd (orders of magnitude slower at N in the thousands); the Ozaki scheme
-(:mod:`.ozaki`) is the faster route for N×N factors of ~120 bits. :class:`Dyadic` is the thin exact layer between
-them: every operation below is exact (no rounding anywhere) except :meth:`Dyadic.rounded`, which says so.
+(:mod:`precise_kpca.arith.ozaki`) is the faster route for N×N factors of ~120 bits. :class:`Dyadic` is the thin
+exact layer between them: every operation below is exact (no rounding anywhere) except :meth:`Dyadic.rounded`,
+which says so.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from fractions import Fraction
 import flint
 import numpy as np
 
-from .ozaki import FixedMatrix
+from ..arith.fixed import FixedMatrix
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 Certifying eigen measures at N in the thousands by a second, high-precision eigensystem costs O(N³) in
 multiprecision. Here the float64 eigensystem ``(λ̂, X̂)`` itself is certified: everything below follows from
 two N×N Ozaki products (``P = A_hp X̂`` exact, ``G = X̂ᵀX̂`` to 2⁻⁸⁰ with a rigorous error bound;
-:mod:`precise_kpca.backends.ozaki`, float64 BLAS underneath), three exact column dot products (``‖x̂ᵢ‖²``,
+:mod:`precise_kpca.arith.ozaki`, float64 BLAS underneath), three exact column dot products (``‖x̂ᵢ‖²``,
 ``x̂ᵢᵀPᵢ``, ``‖Pᵢ‖²``) and a few float64 GEMMs with a-priori error bounds (spectral norms of R and G − I).
 
 Setting. The exact symmetric ``A`` (N×N) is known as ``A_hp`` (exact fixed point, symmetric) with
@@ -72,9 +72,11 @@ import mpmath
 import numpy as np
 from mpmath import libmp
 
-from ..backends import ozaki
-from ..backends.base import as_fraction
+from ..arith import ozaki
 from ..backends.dyadic import Dyadic
+from ..arith.eft import two_product
+from ..arith.fixed import FixedMatrix, digit_bits_for
+from ..backends.base import as_fraction
 from ..errors import InternalCheckFailed
 from .ritz import gram_lower_bound, ritz_pencil
 
@@ -196,7 +198,7 @@ def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, ma
 
     Parameters
     ----------
-    A_hp : ozaki.FixedMatrix, shape (N, N)
+    A_hp : FixedMatrix, shape (N, N)
         Exactly symmetric fixed-point matrix; its value is used as is (``A_hp.error_bound``, the rounding of
         its construction, is the caller's to include in ``delta``).
     delta : float, int or Fraction
@@ -241,8 +243,8 @@ def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, ma
     if max_vector_bits is None:
         # a fourth digit would cost a third more GEMMs for entries below 2**-10 of the largest, whose rounding
         # at 2**-63 is far below the residuals
-        max_vector_bits = 3 * ozaki.digit_bits_for(n)
-    X = ozaki.FixedMatrix.from_float64(vectors, bits=min(_exact_bits(vectors), max_vector_bits))
+        max_vector_bits = 3 * digit_bits_for(n)
+    X = FixedMatrix.from_float64(vectors, bits=min(_exact_bits(vectors), max_vector_bits))
     # A float64 rounded to a coarser grid is a float64 again, so to_float64 (faithful) returns it exactly;
     # F = X̂ − (what was multiplied) is then exact too (a float minus its rounding to a coarser grid).
     F = vectors - X.to_float64() if X.error_bound else np.zeros_like(vectors)
@@ -304,8 +306,8 @@ def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, ma
 
 # -- validation -------------------------------------------------------------------------------------------
 def _validate(A_hp, delta, values, vectors, k, groups):
-    if not isinstance(A_hp, ozaki.FixedMatrix):
-        raise TypeError(f"A_hp must be an ozaki.FixedMatrix, got {type(A_hp).__name__}")
+    if not isinstance(A_hp, FixedMatrix):
+        raise TypeError(f"A_hp must be an FixedMatrix, got {type(A_hp).__name__}")
     values = np.asarray(values)
     vectors = np.asarray(vectors)
     if values.dtype != np.float64 or vectors.dtype != np.float64:
@@ -427,8 +429,8 @@ def _residual_matrix(P, X, x, values):
     entry_err = Fraction(0)
     for start in range(0, n, _COLUMN_BLOCK):
         cols = np.arange(start, min(n, start + _COLUMN_BLOCK))
-        hi, lo = ozaki.two_product(x[:, cols], values[None, cols])
-        XL = ozaki.FixedMatrix.from_words([hi, lo], bits=_PRODUCT_BITS, digit_bits=P.digit_bits)
+        hi, lo = two_product(x[:, cols], values[None, cols])
+        XL = FixedMatrix.from_words([hi, lo], bits=_PRODUCT_BITS, digit_bits=P.digit_bits)
         out[:, cols] = (P.take_columns(cols) - XL).to_float64()
         entry_err = max(entry_err, Fraction(XL.error_bound))
     err = Fraction(_frobenius_up(out)) * Fraction(2) ** -51 + n * (entry_err + Fraction(2) ** -1060)

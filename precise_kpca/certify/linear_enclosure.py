@@ -42,7 +42,7 @@ import mpmath
 import numpy as np
 
 from ..backends.dyadic import Dyadic, mpf_matrix_to_dyadic
-from ..backends.ozaki import FixedMatrix
+from ..arith.fixed import FixedMatrix
 from ..errors import InsufficientPrecision, InternalCheckFailed, Undetermined
 from ..numerics.exact import ExactData
 from .eigen_enclosure import _sqrt_up, ritz_subspace_sin_theta

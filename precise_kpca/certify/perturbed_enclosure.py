@@ -39,9 +39,9 @@ from functools import lru_cache
 import flint
 import numpy as np
 
-from ..backends import ozaki
+from ..arith import ozaki
 from ..backends.dyadic import Dyadic
-from ..backends.ozaki import FixedMatrix
+from ..arith.fixed import FixedMatrix
 from ..errors import InsufficientPrecision, InternalCheckFailed
 from .eigen_enclosure import _sqrt_down, _sqrt_up
 from .linear_enclosure import ExactLinear, LinearEnclosure
@@ -57,7 +57,7 @@ class ResidualOperator:
 
     Attributes
     ----------
-    fixed : ozaki.FixedMatrix, shape (N, N)
+    fixed : FixedMatrix, shape (N, N)
         E_hp exactly (L-units), symmetric.
     factor, shift : int
         N² and −2e (the S-units of :class:`~.linear_enclosure.ExactLinear`), plus the words' ``exp2``.

@@ -29,9 +29,10 @@ from functools import lru_cache
 import flint
 import numpy as np
 
-from ..backends.base import as_fraction
 from ..backends.dyadic import Dyadic
-from ..backends.ozaki import FixedMatrix, matmul
+from ..arith.fixed import FixedMatrix
+from ..arith.ozaki import matmul
+from ..backends.base import as_fraction
 from ..certify.eigen_enclosure import (_frobenius_up, _sqrt_up, enclose_eigensystem, fmpq_matrix,
                                        ritz_subspace_sin_theta)
 from ..certify.float64_enclosure import certify_tail, enclose_float64, enclose_top_block, sharpen_top

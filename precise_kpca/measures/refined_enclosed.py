@@ -58,10 +58,10 @@ import flint
 import mpmath
 import numpy as np
 
-from ..backends import ozaki
-from ..backends.base import as_fraction
+from ..arith import ozaki
 from ..backends.dyadic import Dyadic, mpf_matrix_to_dyadic
-from ..backends.ozaki import FixedMatrix
+from ..arith.fixed import FixedMatrix
+from ..backends.base import as_fraction
 from ..certify.eigen_enclosure import _sqrt_up, ritz_subspace_sin_theta
 from ..certify.ritz import gram_lower_bound, ritz_pencil
 from ..certify.linear_enclosure import LinearEnclosure, exact_linear, linear_enclosure

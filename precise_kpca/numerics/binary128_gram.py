@@ -5,7 +5,7 @@ stable backends, at a cost of ~40 binary128 operations per entry (numpy-quaddtyp
 integer products on float64 BLAS, instead of one mpmath object per entry: N = 5404 in about a minute, in the
 memory of a few float64 N×N arrays. Hand-written because no library gives binary128 Grams with a proven bound:
 numpy-quaddtype supplies the correctly rounded scalar operations, the Ozaki scheme
-(:mod:`precise_kpca.backends.ozaki`) the exact products, and this module the error analysis.
+(:mod:`precise_kpca.arith.ozaki`) the exact products, and this module the error analysis.
 
 Computation (u = 2⁻¹¹³ is the binary128 unit roundoff, γ_k = ku/(1 − ku)):
 
@@ -65,7 +65,8 @@ import numpy as np
 from mpmath import libmp
 from numpy_quaddtype import QuadPrecDType
 
-from ..backends.ozaki import FixedMatrix, digit_bits_for, matmul
+from ..arith.fixed import FixedMatrix, digit_bits_for
+from ..arith.ozaki import matmul
 from ..errors import InternalCheckFailed
 from ..validation import check_data, parse_sigma
 from .exact import ExactData
@@ -417,7 +418,7 @@ class _IntegerProducts:
     * fixed point: the Ozaki scheme's exact product, re-split exactly (the grid is 1) into balanced 26-bit digits
       on the one exponent E of the a-priori bound, so an entry's digits do not depend on its block; for the
       distances the norms' digits on the same exponent are added digit by digit and the sums carried exactly
-      (:meth:`~precise_kpca.backends.ozaki.FixedMatrix.from_digit_sums`). Then :func:`_read_digits`: one
+      (:meth:`~precise_kpca.arith.fixed.FixedMatrix.from_digit_sums`). Then :func:`_read_digits`: one
       rounding (error u) while E ≤ 208, else u + 2⁻¹⁸⁰.
 
     Parameters
