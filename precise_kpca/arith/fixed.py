@@ -276,7 +276,7 @@ class FixedMatrix:
         Parameters
         ----------
         ints : array_like of Python int (object), shape (n, m)
-            E.g. the row-major list of :func:`precise_kpca.backends.mp.fixed_point_integers`, reshaped.
+            E.g. the row-major list of :func:`precise_kpca.arith.dyadic.fixed_point_integers`, reshaped.
         exp2 : int
         digit_bits : int, optional
             Default ``digit_bits_for(max(n, m))``.

@@ -45,7 +45,7 @@ import flint
 import numpy as np
 from scipy.sparse.linalg import LinearOperator, eigsh
 
-from ..backends.dyadic import Dyadic
+from ..arith.dyadic import Dyadic
 from ..arith.fixed import FixedMatrix
 from ..certify.eigen_enclosure import _sqrt_up, enclose_eigensystem
 from ..certify.linear_enclosure import ExactLinear, exact_linear

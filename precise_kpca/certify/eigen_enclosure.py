@@ -73,7 +73,7 @@ import numpy as np
 from mpmath import libmp
 
 from ..arith import ozaki
-from ..backends.dyadic import Dyadic
+from ..arith.dyadic import Dyadic
 from ..arith.eft import two_product
 from ..arith.fixed import FixedMatrix, digit_bits_for
 from ..backends.base import as_fraction

@@ -56,7 +56,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..backends.dyadic import Dyadic
+from ..arith.dyadic import Dyadic
 from ..errors import InsufficientPrecision, InternalCheckFailed
 from .eigen_enclosure import _float_up, _frobenius_up, _spectral_up, _sqrt_down, _sqrt_up
 from . import perturbed_enclosure

@@ -41,7 +41,7 @@ import flint
 import mpmath
 import numpy as np
 
-from ..backends.dyadic import Dyadic, mpf_matrix_to_dyadic
+from ..arith.dyadic import Dyadic, mpf_matrix_to_dyadic
 from ..arith.fixed import FixedMatrix
 from ..errors import InsufficientPrecision, InternalCheckFailed, Undetermined
 from ..numerics.exact import ExactData

@@ -40,7 +40,7 @@ import flint
 import numpy as np
 
 from ..arith import ozaki
-from ..backends.dyadic import Dyadic
+from ..arith.dyadic import Dyadic
 from ..arith.fixed import FixedMatrix
 from ..errors import InsufficientPrecision, InternalCheckFailed
 from .eigen_enclosure import _sqrt_down, _sqrt_up

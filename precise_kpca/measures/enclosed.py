@@ -29,7 +29,7 @@ from functools import lru_cache
 import flint
 import numpy as np
 
-from ..backends.dyadic import Dyadic
+from ..arith.dyadic import Dyadic
 from ..arith.fixed import FixedMatrix
 from ..arith.ozaki import matmul
 from ..backends.base import as_fraction

@@ -59,7 +59,7 @@ import mpmath
 import numpy as np
 
 from ..arith import ozaki
-from ..backends.dyadic import Dyadic, mpf_matrix_to_dyadic
+from ..arith.dyadic import Dyadic, mpf_matrix_to_dyadic
 from ..arith.fixed import FixedMatrix
 from ..backends.base import as_fraction
 from ..certify.eigen_enclosure import _sqrt_up, ritz_subspace_sin_theta

@@ -11,10 +11,10 @@ import math
 
 import numpy as np
 
+from ..arith.dyadic import fixed_point_integers
 from ..arith.fixed import FixedMatrix
 from ..arith.ozaki import matmul
 from ..backends import MPBackend
-from ..backends.mp import fixed_point_integers
 from .kernels import Float64Underflow, sigma_text
 from .binary128_gram import centered_residual_words
 

@@ -1,7 +1,7 @@
 """Reading mpf matrices into exact fixed point (``FixedMatrix``) for the eigen refinement.
 
 A real matrix ``M`` is read as integers ``Z`` with ``M ≈ Z * 2**exp2`` (one rounding per entry, the rule of
-:func:`precise_kpca.backends.mp.fixed_point_integers`), then cut into Ozaki digit slices through bytes, so the
+:func:`precise_kpca.arith.dyadic.fixed_point_integers`), then cut into Ozaki digit slices through bytes, so the
 per-entry Python work is one shift and one ``int.to_bytes`` (:mod:`precise_kpca.arith.integer_digits`, which
 :meth:`FixedMatrix.from_integers <precise_kpca.arith.fixed.FixedMatrix.from_integers>` uses too). Integer
 matrices too large to exist at once are written row block by row block into one digit array
@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 from mpmath import libmp
 
+from ..arith.dyadic import fixed_point_integers
 from ..arith.integer_digits import balanced_digits, least_exponent
-from ..backends.mp import fixed_point_integers
 
 
 def ratio_to_mpf_tuple(num: int, den: int, prec: int):
