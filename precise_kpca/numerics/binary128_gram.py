@@ -67,6 +67,7 @@ from numpy_quaddtype import QuadPrecDType
 
 from ..arith.fixed import FixedMatrix, digit_bits_for
 from ..arith.ozaki import matmul
+from ..arith.rounding import float_up
 from ..errors import InternalCheckFailed
 from ..validation import check_data, parse_sigma
 from .exact import ExactData
@@ -379,7 +380,7 @@ class _ExactSquares:
     @property
     def linear_error(self) -> float:
         """r_L = (1 + r)(1 + u) − 1 (the read of N²L, then one division by N²), rounded up."""
-        return _up((1 + Fraction(self._linear.error)) * (1 + Fraction(_U)) - 1)
+        return float_up((1 + Fraction(self._linear.error)) * (1 + Fraction(_U)) - 1)
 
     def distances(self, rows: slice) -> np.ndarray:
         """D̂ for the rows ``rows``: shape (rows, N), binary128, |D̂ − D| ≤ ``distance_error``·D."""
@@ -517,12 +518,6 @@ def _rows(a: FixedMatrix, rows: slice) -> FixedMatrix:
     return FixedMatrix(a.digits[:, rows], a.exponent, a.digit_bits)
 
 
-def _up(x: Fraction) -> float:
-    """The least float64 ≥ x (x ≥ 0, within float64's range)."""
-    f = float(x)
-    return f if Fraction(f) >= x else math.nextafter(f, math.inf)
-
-
 @dataclass(frozen=True)
 class _Scales:
     sigma_x: object  # 320-bit mpf
@@ -579,7 +574,7 @@ def _residual_coefficients(distance_error: float) -> tuple[float, float]:
     1 + 2⁻⁴⁰ covers evaluating these in float64 and reading D as fl64(D̂).
     """
     g4 = _gamma(4)
-    gu = _up((1 + Fraction(distance_error)) * (1 + Fraction(1, 2**300)) * (1 + Fraction(_U)) ** 2 - 1)
+    gu = float_up((1 + Fraction(distance_error)) * (1 + Fraction(1, 2**300)) * (1 + Fraction(_U)) ** 2 - 1)
     spread = 2 * gu / (1 - gu) ** 2
     coef_g = g4 / (1 - g4) + spread / (1 - g4)
     coef_d = (1 + spread) * (1 + gu) * _U
