@@ -55,7 +55,7 @@ from pathlib import Path  # noqa: E402
 import mpmath  # noqa: E402
 import numpy as np  # noqa: E402
 
-from precise_kpca.backends.ozaki import FixedMatrix  # noqa: E402
+from precise_kpca.arith.fixed import FixedMatrix  # noqa: E402
 from precise_kpca.testing import (  # noqa: E402
     centered_gaussian_gram,
     centered_gaussian_gram_fixed,

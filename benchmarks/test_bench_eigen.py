@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from precise_kpca.backends.ozaki import FixedMatrix
+from precise_kpca.arith.fixed import FixedMatrix
 from precise_kpca.testing import centered_gaussian_gram, gaussian_data
 from precise_kpca.numerics.eigen_refine import input_bits, refine_eigensystem
 from precise_kpca.numerics.binary128_gram import scaled_gaussian_gram_words

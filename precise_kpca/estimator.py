@@ -63,8 +63,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import limits
 from .approx.rigorous import sigma_x2_ball
+from .arith.fixed import FixedMatrix
 from .backends import get_backend
-from .backends.ozaki import FixedMatrix
 from .errors import NoConvergence
 from .certify.eigen_enclosure import enclose_eigensystem
 from .numerics import double_center, eigensystem, gaussian_cross_gram, gaussian_gram

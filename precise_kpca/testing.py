@@ -5,7 +5,7 @@ the full N×N distance matrix, diagonal zeros included), rounded once to ``bits 
 accurate to about ``2**-bits`` relative to ``max |A|``:
 
 - :func:`centered_gaussian_gram` returns it as mpf entries (small N: every mpf is a Python object);
-- :func:`centered_gaussian_gram_fixed` returns the same values as an ``ozaki.FixedMatrix`` built row block by row
+- :func:`centered_gaussian_gram_fixed` returns the same values as an ``FixedMatrix`` built row block by row
   block (no mpf objects; N = 5404 at 416 bits in minutes, 4.4 GB of digits), optionally on several processes.
 
 X (float64) is read exactly; squared distances are exact integers (python-flint ``fmpz_mat``); ``K - 1 =
@@ -25,7 +25,7 @@ import mpmath
 import numpy as np
 from mpmath import libmp
 
-from .backends import ozaki
+from .arith.fixed import FixedMatrix, chunked_digit_bits
 from .numerics.eigen_fixed import integer_rows_to_fixed
 from .numerics.exact import ExactData, _squared_distances
 from .numerics.exact_geometry import ExactEccentricity
@@ -58,8 +58,8 @@ def centered_gaussian_gram(X: np.ndarray, *, sigma_exp2: int = 10, bits: int = 2
 
 
 def centered_gaussian_gram_fixed(X: np.ndarray, *, sigma_exp2: int = 10, bits: int = 256,
-                                 digit_bits: int | None = None, workers: int = 1) -> ozaki.FixedMatrix:
-    """The matrix of :func:`centered_gaussian_gram` (the same values) as an exact ``ozaki.FixedMatrix``.
+                                 digit_bits: int | None = None, workers: int = 1) -> FixedMatrix:
+    """The matrix of :func:`centered_gaussian_gram` (the same values) as an exact ``FixedMatrix``.
 
     Parameters
     ----------
@@ -67,18 +67,18 @@ def centered_gaussian_gram_fixed(X: np.ndarray, *, sigma_exp2: int = 10, bits: i
     sigma_exp2, bits : int
         As in :func:`centered_gaussian_gram`.
     digit_bits : int, optional
-        Digit width of the result (default ``ozaki.chunked_digit_bits(N)``, the refinement's own: no re-splitting).
+        Digit width of the result (default ``chunked_digit_bits(N)``, the refinement's own: no re-splitting).
     workers : int
         Processes evaluating ``expm1`` (the dominant cost: about 9 µs per entry of the upper triangle).
 
     Returns
     -------
-    ozaki.FixedMatrix, shape (N, N)
+    FixedMatrix, shape (N, N)
         ``error_bound`` 0: the rounded matrix is the one represented (its distance to the exact Gram is the
         ``2**-bits`` relative accuracy above, not a rounding of this representation).
     """
     gram = _CenteredGram(X, sigma_exp2, bits, workers=workers)
-    b = ozaki.chunked_digit_bits(gram.n) if digit_bits is None else int(digit_bits)
+    b = chunked_digit_bits(gram.n) if digit_bits is None else int(digit_bits)
     return integer_rows_to_fixed(gram.rounded_rows(), gram.n, gram.n, gram.exp2, gram.max_abs, digit_bits=b)
 
 

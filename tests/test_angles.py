@@ -6,7 +6,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from precise_kpca.backends.dyadic import Dyadic
+from precise_kpca.arith.dyadic import Dyadic
 from precise_kpca.certify import angles
 
 

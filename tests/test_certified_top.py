@@ -65,8 +65,8 @@ def test_the_certificate_covers_every_matrix_within_delta(monkeypatch):
     with pytest.raises(InsufficientPrecision):
         certify_tail(A, Fraction(1, 50), Q, 1.01, 2 * w[0])
     certify_tail(A, 0, Q, 1.01, 2 * w[0])
-    float_up = float64_enclosure._float_up
-    monkeypatch.setattr(float64_enclosure, "_float_up", lambda x: 0.0 if x == Fraction(1, 50) else float_up(x))
+    float_up = float64_enclosure.float_up
+    monkeypatch.setattr(float64_enclosure, "float_up", lambda x: 0.0 if x == Fraction(1, 50) else float_up(x))
     certify_tail(A, Fraction(1, 50), Q, 1.01, 2 * w[0])  # the mutant certifies the false statement
 
 

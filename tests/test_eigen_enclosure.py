@@ -11,12 +11,12 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from precise_kpca.arith import ozaki
+from precise_kpca.arith.fixed import FixedMatrix, digit_bits_for
+from precise_kpca.certify.eigen_enclosure import enclose_eigensystem
 from precise_kpca.testing import centered_gaussian_gram, gaussian_data
 
 from .eigsy_reference import eigsy_descending
-
-ozaki = pytest.importorskip("precise_kpca.backends.ozaki", reason="the exact-product backend is not there yet")
-from precise_kpca.certify.eigen_enclosure import enclose_eigensystem  # noqa: E402 (needs ozaki)
 
 EPS = np.finfo(float).eps
 REF_DPS = 60
@@ -60,7 +60,7 @@ def fixed_point(A, bits):
     unit = Fraction(2) ** e0
     ints = np.array([round(x / unit) for x in A.ravel()], dtype=object).reshape(n, n)
     err2 = sum((x - i * unit) ** 2 for x, i in zip(A.ravel(), ints.ravel()))
-    A_hp = ozaki.FixedMatrix.from_integers(ints, e0, digit_bits=ozaki.digit_bits_for(n))
+    A_hp = FixedMatrix.from_integers(ints, e0, digit_bits=digit_bits_for(n))
     return A_hp, math.nextafter(math.sqrt(float(err2)), math.inf) * (1 + 1e-12)
 
 
@@ -260,7 +260,7 @@ def test_validation(distinct_case):
     n = len(d)
     ints = np.array([[int(i == j) + int(i == 0 and j == 1) for j in range(n)] for i in range(n)], dtype=object)
     with pytest.raises(ValueError, match="symmetric"):
-        enclose_eigensystem(ozaki.FixedMatrix.from_integers(ints, 0, digit_bits=20), delta, values, vectors, **ok)
+        enclose_eigensystem(FixedMatrix.from_integers(ints, 0, digit_bits=20), delta, values, vectors, **ok)
 
 
 def test_global_bound_with_scaled_columns():
@@ -296,7 +296,7 @@ def test_vectors_rounded_to_fewer_bits(distinct_case):
 def _ritz_inputs(A_hp, V):
     from precise_kpca.certify.eigen_enclosure import fmpq_matrix
 
-    Vf = ozaki.FixedMatrix.from_float64(V, bits=128)  # exact: the entries span far less than 128 bits
+    Vf = FixedMatrix.from_float64(V, bits=128)  # exact: the entries span far less than 128 bits
     P = ozaki.matmul(A_hp, Vf)
     return [fmpq_matrix(ozaki.matmul(a.T, b)) for a, b in ((Vf, Vf), (Vf, P), (P, P))]
 

@@ -10,12 +10,12 @@ import mpmath
 import numpy as np
 import pytest
 
-from precise_kpca.backends import ozaki
+from precise_kpca.arith import ozaki
 from precise_kpca.numerics.eigen_refine import bounds as er_bounds
 from precise_kpca.numerics.eigen_refine import correction as er_correction
 from precise_kpca.numerics.eigen_refine import helpers as er_helpers
 from precise_kpca.numerics.eigen_refine import products as er_products
-from precise_kpca.backends.ozaki import FixedMatrix
+from precise_kpca.arith.fixed import FixedMatrix
 from precise_kpca.numerics.eigen import eigensystem
 from precise_kpca.testing import centered_gaussian_gram, centered_gaussian_gram_fixed, gaussian_data
 from precise_kpca.numerics.eigen_refine import input_bits, refine_eigensystem

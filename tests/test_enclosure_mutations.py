@@ -17,7 +17,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from precise_kpca.backends.dyadic import Dyadic, mpf_matrix_to_dyadic
+from precise_kpca.arith.dyadic import Dyadic, mpf_matrix_to_dyadic
 from precise_kpca.certify import angles, eigen_enclosure
 from precise_kpca.certify import linear_enclosure as linear_module
 from precise_kpca.certify import perturbed_enclosure as perturbed

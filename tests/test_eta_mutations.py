@@ -16,8 +16,8 @@ import mpmath
 import numpy as np
 import pytest
 
+from precise_kpca.arith.dyadic import Dyadic
 from precise_kpca.asymptotics import enclosed_limits
-from precise_kpca.backends.dyadic import Dyadic
 from precise_kpca.certify import linear_enclosure as linear_module
 from precise_kpca.measures.results import arb_ends
 

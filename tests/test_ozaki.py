@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from precise_kpca.backends import ozaki
-from precise_kpca.backends.ozaki import FixedMatrix, column_dots, digit_bits_for, matmul, matmul_transpose_self
+from precise_kpca.arith import fixed, ozaki
+from precise_kpca.arith.fixed import FixedMatrix, chunked_digit_bits, digit_bits_for
+from precise_kpca.arith.ozaki import column_dots, matmul, matmul_transpose_self
 
 FAST = settings(max_examples=30, deadline=None)
 
@@ -141,7 +142,7 @@ def test_wide_digits_chunk_the_inner_dimension(width):
     # inner 4100 > 2048: 22-bit digits (wider ones re-split to 22) on chunks of at most 2048, every chunk's slice
     # products of near-maximal digits close to 2**53, summed in int64: still exact, also symmetric and column dots
     k = 4100
-    assert ozaki.chunked_digit_bits(k) == 22 and digit_bits_for(k) == 21
+    assert chunked_digit_bits(k) == 22 and digit_bits_for(k) == 21
     rng = np.random.default_rng(width)
     top = 2.0 ** (width - 1)
     # near-maximal digits with full significands: a chunk longer than 2048 would round in float64
@@ -289,7 +290,7 @@ def test_from_words_row_blocks(monkeypatch, block):
     hi = rng.normal(size=(9, 7)) * np.exp2(rng.integers(-40, 4, (9, 7)))
     lo = hi * 2.0**-53 * rng.uniform(-1, 1, (9, 7))
     whole = FixedMatrix.from_words([hi, lo], bits=100)
-    monkeypatch.setattr(ozaki, "_BLOCK_ENTRIES", block)
+    monkeypatch.setattr(fixed, "_BLOCK_ENTRIES", block)
     part = FixedMatrix.from_words([hi, lo], bits=100)
     assert part.exponent == whole.exponent and part.error_bound == whole.error_bound
     assert np.array_equal(part.digits, whole.digits)

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from precise_kpca.backends.dyadic import Dyadic
-from precise_kpca.backends.ozaki import FixedMatrix
+from precise_kpca.arith.dyadic import Dyadic
+from precise_kpca.arith.fixed import FixedMatrix
 from precise_kpca.errors import InsufficientPrecision, RouteUnavailable, Undetermined
 from precise_kpca.measures import engines, measure, plan
 from precise_kpca.measures import refined_enclosed as refined

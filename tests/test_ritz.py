@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from precise_kpca.backends.dyadic import Dyadic
+from precise_kpca.arith.dyadic import Dyadic
 from precise_kpca.certify import ritz
 from precise_kpca.errors import InternalCheckFailed
 

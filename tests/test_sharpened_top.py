@@ -12,8 +12,8 @@ import mpmath
 import numpy as np
 import pytest
 
+from precise_kpca.arith.dyadic import Dyadic
 from precise_kpca.backends.base import as_fraction
-from precise_kpca.backends.dyadic import Dyadic
 from precise_kpca.certify import perturbed_enclosure
 from precise_kpca.certify.float64_enclosure import enclose_float64, sharpen_top
 from precise_kpca.measures import enclosed, measure

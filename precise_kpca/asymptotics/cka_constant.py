@@ -25,6 +25,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 from scipy.spatial.distance import pdist, squareform
 
+from ..arith.rounding import float_down, float_up
 from ..errors import InsufficientPrecision, InternalCheckFailed
 from ..measures import measure
 from ..measures.cka_enclosed import cka_upper_over
@@ -70,7 +71,7 @@ def unit_vectors_and_origins(m: int) -> np.ndarray:
 def sigma_grid(X) -> list[Fraction]:
     """Exact σ ≥ ρ/2: σ₀·GRID_STEPS, σ₀ the first 8-bit dyadic at or above ρ/2 (from the exact ρ² ball)."""
     with flint.ctx.workprec(_BALL_PREC):
-        half = _up(arb_ends(ExactEccentricity(check_data(X)).rho_squared().sqrt())[1]) / 2  # a float ≥ ρ/2
+        half = float_up(arb_ends(ExactEccentricity(check_data(X)).rho_squared().sqrt())[1]) / 2  # a float ≥ ρ/2
     e = math.frexp(half)[1] - 8
     sigma0 = Fraction(math.ceil(half / 2.0**e)) * Fraction(2) ** e
     return [sigma0 * Fraction(step) for step in GRID_STEPS]
@@ -86,23 +87,13 @@ def ratio_interval(X, sigma: Fraction, *, digits: int = 6) -> Ratio:
         s2 = flint.arb(flint.fmpq(sigma.numerator, sigma.denominator)) ** 2
         gap = _exact_ball(m.lower).union(_exact_ball(m.upper))
         lo, hi = arb_ends(gap * s2 / rho2)
-    return Ratio(Fraction(sigma), float(_down(lo)), float(_up(hi)), float(m.lower), float(m.upper), m.guarantee)
+    return Ratio(Fraction(sigma), float_down(lo), float_up(hi), float(m.lower), float(m.upper), m.guarantee)
 
 
 def _exact_ball(v) -> flint.arb:
     """An exact binary mpf as an Arb ball of radius 0 (its mantissa fits the working precision)."""
     sign, man, exp, _ = v._mpf_
     return flint.arb(flint.fmpz(-int(man) if sign else int(man))) * flint.arb(2) ** int(exp)
-
-
-def _down(v) -> float:
-    f = float(v)
-    return f if f <= v else math.nextafter(f, -math.inf)
-
-
-def _up(v) -> float:
-    f = float(v)
-    return f if f >= v else math.nextafter(f, math.inf)
 
 
 @dataclass(frozen=True)
@@ -143,7 +134,7 @@ def sup_bounds(X, *, tolerance=Fraction(1, 4), max_evaluations: int = 200) -> Su
     with flint.ctx.workprec(_BALL_PREC):
         rho2 = flint.arb(ExactEccentricity(X).rho_squared())
         rho2_lo, rho2_hi = (_fraction(end) for end in arb_ends(rho2))
-        half = _down(arb_ends(rho2.sqrt())[0]) / 2  # a float at or below ρ/2
+        half = float_down(arb_ends(rho2.sqrt())[0]) / 2  # a float at or below ρ/2
     e = math.frexp(half)[1] - 8
     start = Fraction(math.floor(half / 2.0**e)) * Fraction(2) ** e
     first = ratio_interval(X, sigma_grid(X)[0])  # the first dyadic ≥ ρ/2
@@ -163,7 +154,7 @@ def sup_bounds(X, *, tolerance=Fraction(1, 4), max_evaluations: int = 200) -> Su
             value = ratio_interval(X, b)
             if value.lower > best:
                 best, at = value.lower, b
-        return _up(gap * (a if b == math.inf else b) ** 2 / rho2_lo)
+        return float_up(gap * (a if b == math.inf else b) ** 2 / rho2_lo)
 
     edges = [start * Fraction(k, 8) for k in range(8, 33)]
     for a, b in list(zip(edges, edges[1:])) + [(edges[-1], math.inf)]:

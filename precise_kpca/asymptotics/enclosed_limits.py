@@ -44,7 +44,7 @@ import flint
 import mpmath
 import numpy as np
 
-from ..backends.dyadic import Dyadic
+from ..arith.dyadic import Dyadic
 from ..certify.linear_enclosure import LinearEnclosure, linear_enclosure, tied_linear_eigenvalues_cached
 from ..certify.ritz import ritz_enclosures, ritz_pencil
 from ..errors import InsufficientPrecision, InternalCheckFailed

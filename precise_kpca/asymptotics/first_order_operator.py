@@ -45,9 +45,10 @@ import flint
 import numpy as np
 from scipy.sparse.linalg import LinearOperator, eigsh
 
-from ..backends.dyadic import Dyadic
-from ..backends.ozaki import FixedMatrix
-from ..certify.eigen_enclosure import _sqrt_up, enclose_eigensystem
+from ..arith.dyadic import Dyadic
+from ..arith.fixed import FixedMatrix
+from ..arith.rounding import sqrt_up
+from ..certify.eigen_enclosure import enclose_eigensystem
 from ..certify.linear_enclosure import ExactLinear, exact_linear
 from ..certify.perturbed_enclosure import _pivot_columns
 from ..certify.ritz import ritz_pencil
@@ -155,7 +156,7 @@ def _features_operator(exact: ExactLinear) -> FirstOrderOperator:
     frob2 = sum((x * y for x, y in zip(jg.entries(), jg.transpose().entries())), flint.fmpz(0))
     null_top, method = _features_null_top(exact, gram.table(), q)
     return FirstOrderOperator(exact=exact, route="features", scale=scale,
-                              frobenius=scale * _sqrt_up(Fraction(int(frob2))),
+                              frobenius=scale * sqrt_up(Fraction(int(frob2))),
                               null_top=(scale * null_top[0], scale * null_top[1]), null_method=method, _factor=u,
                               _factor_t=u_t, _middle=middle)
 
@@ -256,7 +257,7 @@ def _dense_operator(X: np.ndarray, exact: ExactLinear) -> FirstOrderOperator:
     hqh2 = Fraction(q_frob2) - Fraction(2 * int(sum(v * v for v in q1.entries())), n) + Fraction(int(total) ** 2, n * n)
     scale = Fraction(2) ** (2 * exact.exp2) / 8
     null_top, method = _dense_null_top(exact, q, q_ints, Fraction(q_frob2), scale * n * n)
-    return FirstOrderOperator(exact=exact, route="dense", scale=scale, frobenius=scale * n * n * _sqrt_up(hqh2),
+    return FirstOrderOperator(exact=exact, route="dense", scale=scale, frobenius=scale * n * n * sqrt_up(hqh2),
                               null_top=null_top, null_method=method, _factor=q, _factor_t=None, _middle=None)
 
 
@@ -288,9 +289,9 @@ def _dense_null_top(exact: ExactLinear, q: flint.fmpz_mat, q_ints: np.ndarray, q
     bv2 = (_dot(qv, qv) - _fraction((uqv.transpose() * gram.solve(uqv))[0, 0])) / vv  # ‖Bv‖²/‖v‖², Bv = P₁Qv
     eps2 = max(bv2 - theta * theta, Fraction(0))
     alpha2 = frob2 - 2 * bv2 + theta * theta
-    frob = _sqrt_up(max(frob2, Fraction(0)))
+    frob = sqrt_up(max(frob2, Fraction(0)))
     lower = max(theta, frob2 / trace_b)  # Σν² ≤ ν₁ Σν for ν ⪰ 0
-    alpha = _sqrt_up(max(alpha2, Fraction(0)))
+    alpha = sqrt_up(max(alpha2, Fraction(0)))
     if alpha < theta:
         upper, method = min(frob, theta + eps2 / (theta - alpha)), "dense: Rayleigh quotient and Kato–Temple"
     else:

@@ -40,7 +40,7 @@ from fractions import Fraction
 import flint
 import numpy as np
 
-from ..certify.eigen_enclosure import _frobenius_up
+from ..arith.rounding import frobenius_up
 from ..certify.float64_enclosure import enclose_float64
 from ..errors import InsufficientPrecision, InternalCheckFailed
 from ..numerics.binary128_gram import kept_words
@@ -298,7 +298,7 @@ def pairs_in_spectrum(X, rotation: SignedColumnPermutation, reflection: SignedCo
         raise InternalCheckFailed("the −1 eigenspace of r² does not have dimension 2·m₁")
     quad = kept_words(X, sigma, median=median, linear=True)
     A_f = quad.hi
-    delta = Fraction(quad.error_bound) + Fraction(_frobenius_up(quad.lo))
+    delta = Fraction(quad.error_bound) + Fraction(frobenius_up(quad.lo))
     w, V = _descending_eigh(A_f)
     whole = enclose_float64(A_f, delta, w, V)
     M_f, delta_m, c = _odd_block(A_f, pi, delta, float(np.max(np.abs(w))))
@@ -360,7 +360,7 @@ def _odd_block(A_f: np.ndarray, pi: np.ndarray, delta: Fraction, top: float) -> 
     M = half_diff + shift
     M_f = np.triu(M) + np.triu(M, 1).T
     rounding = 2.0**-53 * (np.abs(half_diff) + np.abs(M)) * (1 + 2.0**-40) + 2.0**-1070
-    delta_m = Fraction(3, 2) * (delta + Fraction(_frobenius_up(rounding)))
+    delta_m = Fraction(3, 2) * (delta + Fraction(frobenius_up(rounding)))
     return M_f, delta_m, c
 
 

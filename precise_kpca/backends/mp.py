@@ -11,6 +11,7 @@ import mpmath
 import numpy as np
 from mpmath import libmp
 
+from ..arith.dyadic import fixed_point_integers
 from .base import Backend, as_fraction
 
 MIN_DPS = 15  # 15 digits = 53 bits: the least precision that holds float64 input exactly
@@ -147,26 +148,6 @@ class MPBackend(Backend):
         w = np.array([values[i] for i in order], dtype=object)
         v = np.array([[vectors[r, i] for i in order] for r in range(n)], dtype=object)
         return w, v
-
-
-def fixed_point_integers(a: np.ndarray, bits: int) -> tuple[list, int]:
-    """Row-major integers Z and exponent e with a ≈ Z·2**e, rounding below 2**-bits of the largest entry.
-
-    Entries are read exactly from their ``_mpf_`` tuples (any mpmath context); each is rounded once, to
-    nearest with ties away from zero.
-    """
-    tuples = [x._mpf_ for x in np.asarray(a).ravel()]
-    top = max((t[2] + t[3] for t in tuples if t[1]), default=0)
-    e0 = top - bits
-    out = []
-    for sign, man, exp, _ in tuples:
-        if not man:
-            out.append(0)
-            continue
-        k = exp - e0
-        v = man << k if k >= 0 else (man + (1 << (-k - 1))) >> -k
-        out.append(-int(v) if sign else int(v))
-    return out, e0
 
 
 class FixedPointOperator:

@@ -17,7 +17,7 @@ from fractions import Fraction
 
 import flint
 
-from ..backends.dyadic import Dyadic
+from ..arith.dyadic import Dyadic
 from ..errors import InternalCheckFailed
 from .ritz import gram_lower_bound, ritz_pencil
 

@@ -3,7 +3,7 @@
 Certifying eigen measures at N in the thousands by a second, high-precision eigensystem costs O(N³) in
 multiprecision. Here the float64 eigensystem ``(λ̂, X̂)`` itself is certified: everything below follows from
 two N×N Ozaki products (``P = A_hp X̂`` exact, ``G = X̂ᵀX̂`` to 2⁻⁸⁰ with a rigorous error bound;
-:mod:`precise_kpca.backends.ozaki`, float64 BLAS underneath), three exact column dot products (``‖x̂ᵢ‖²``,
+:mod:`precise_kpca.arith.ozaki`, float64 BLAS underneath), three exact column dot products (``‖x̂ᵢ‖²``,
 ``x̂ᵢᵀPᵢ``, ``‖Pᵢ‖²``) and a few float64 GEMMs with a-priori error bounds (spectral norms of R and G − I).
 
 Setting. The exact symmetric ``A`` (N×N) is known as ``A_hp`` (exact fixed point, symmetric) with
@@ -53,10 +53,10 @@ Theorems used:
    ``σ_min(Y)² ≥ 1 − ω`` (Cauchy interlacing on G).
 
 Rounding: every scalar step is exact rational arithmetic (``Fraction``, python integers) or an explicit
-directed rounding (square roots rounded up/down via ``isqrt``; results rounded outward to ``prec``-bit
-mpf). float64 enters only through explicit a-priori bounds: faithful read-outs of G and R (≤ 2 ulp per
-entry, plus digits flushed below 2⁻¹⁰⁷⁴), Frobenius norms (relative error ≤ (n + 4)·2⁻⁵¹ for n squares,
-covered by a round-up margin) and GEMMs (``|fl(MᵀM) − MᵀM| ≤ γ_n|M|ᵀ|M|`` for any summation order, with or
+directed rounding (:mod:`precise_kpca.arith.rounding`: square roots rounded up/down via ``isqrt``; results
+rounded outward to ``prec``-bit mpf). float64 enters only through explicit a-priori bounds: faithful read-outs
+of G and R (≤ 2 ulp per entry, plus digits flushed below 2⁻¹⁰⁷⁴), Frobenius norms (relative error ≤ (n + 4)·2⁻⁵¹
+for n squares, covered by a round-up margin) and GEMMs (``|fl(MᵀM) − MᵀM| ≤ γ_n|M|ᵀ|M|`` for any summation order, with or
 without FMA; BLAS dgemm uses no Strassen-type algorithm). Ritz values of blocks are enclosed by Arb
 (python-flint ``acb_mat.eig``).
 """
@@ -72,16 +72,18 @@ import mpmath
 import numpy as np
 from mpmath import libmp
 
-from ..backends import ozaki
+from ..arith import ozaki
+from ..arith.dyadic import Dyadic
+from ..arith.eft import two_product
+from ..arith.fixed import FixedMatrix, digit_bits_for
+from ..arith.rounding import float_down, float_up, frobenius_up, spectral_up, sqrt_down, sqrt_up
 from ..backends.base import as_fraction
-from ..backends.dyadic import Dyadic
 from ..errors import InternalCheckFailed
 from .ritz import gram_lower_bound, ritz_pencil
 
 __all__ = ["EigenEnclosure", "GroupBound", "enclose_eigensystem"]
 
 _MAX_K = 10
-_SQRT_BITS = 64  # relative accuracy 2**-64 of the directed square roots
 _COLUMN_BLOCK = 512  # columns of R formed at a time
 _GRAM_BITS = 80  # X̂ᵀX̂ to 2**-80: its rounding adds ~N·2**-81 to ω ~ 1e-14, and saves half of its GEMMs
 _PRODUCT_BITS = 128  # grid of X̂Λ̂ below its largest entry: rounding ~2**-129 ‖A‖, far below the residual
@@ -169,7 +171,7 @@ class EigenEnclosure:
 
     def radii(self) -> np.ndarray:
         """Half-widths ``(upper − lower) / 2``, shape (N,), rounded up to float."""
-        return np.array([_float_up((Fraction(*_mpf_ratio(h)) - Fraction(*_mpf_ratio(lo))) / 2)
+        return np.array([float_up((Fraction(*_mpf_ratio(h)) - Fraction(*_mpf_ratio(lo))) / 2)
                          for lo, h in zip(self.lower, self.upper)])
 
     @property
@@ -196,7 +198,7 @@ def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, ma
 
     Parameters
     ----------
-    A_hp : ozaki.FixedMatrix, shape (N, N)
+    A_hp : FixedMatrix, shape (N, N)
         Exactly symmetric fixed-point matrix; its value is used as is (``A_hp.error_bound``, the rounding of
         its construction, is the caller's to include in ``delta``).
     delta : float, int or Fraction
@@ -241,8 +243,8 @@ def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, ma
     if max_vector_bits is None:
         # a fourth digit would cost a third more GEMMs for entries below 2**-10 of the largest, whose rounding
         # at 2**-63 is far below the residuals
-        max_vector_bits = 3 * ozaki.digit_bits_for(n)
-    X = ozaki.FixedMatrix.from_float64(vectors, bits=min(_exact_bits(vectors), max_vector_bits))
+        max_vector_bits = 3 * digit_bits_for(n)
+    X = FixedMatrix.from_float64(vectors, bits=min(_exact_bits(vectors), max_vector_bits))
     # A float64 rounded to a coarser grid is a float64 again, so to_float64 (faithful) returns it exactly;
     # F = X̂ − (what was multiplied) is then exact too (a float minus its rounding to a coarser grid).
     F = vectors - X.to_float64() if X.error_bound else np.zeros_like(vectors)
@@ -268,10 +270,10 @@ def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, ma
     rr_total = sum(rr)
 
     def residual_norm(s, t):  # ‖A_hp X̂_J − X̂_J Λ̂_J‖₂ ≤ min(exact Frobenius, spectral bound of the float64 R)
-        return min(_sqrt_up(sum(rr[s:t])), _spectral_up(R[:, s:t], r_err, levels=1))
+        return min(sqrt_up(sum(rr[s:t])), spectral_up(R[:, s:t], r_err, levels=1))
 
     residual_all = residual_norm(0, n)
-    rho = (residual_all + (1 - _sqrt_down(1 - om)) * (lam[0] - lam[-1])) / _sqrt_down(1 - om)
+    rho = (residual_all + (1 - sqrt_down(1 - om)) * (lam[0] - lam[-1])) / sqrt_down(1 - om)
     new_lo, new_hi, method = _quadratic_bounds(
         A_hp, X, [v - rho for v in lam], [v + rho for v in lam], theta, eps2, residual_norm, om, max_block, prec
     )
@@ -279,7 +281,7 @@ def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, ma
     lo_a = [v - d for v in new_lo]
     hi_a = [v + d for v in new_hi]
 
-    sqrt_xx = [_sqrt_up(x) for x in xx]
+    sqrt_xx = [sqrt_up(x) for x in xx]
     group_bounds = tuple(_davis_kahan(s, t, lam, residual_norm(s, t), om, d, lo_a, hi_a, F) for s, t in groups)
     norm_lo = max(lo_a[0], -hi_a[-1], Fraction(0))
     norm_hi = max(hi_a[0], -lo_a[-1])
@@ -288,15 +290,15 @@ def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, ma
         upper=np.array([_mpf(v, prec, libmp.round_ceiling) for v in hi_a], dtype=object),
         method=tuple(method),
         rayleigh=np.array([_mpf(t, prec, libmp.round_nearest) for t in theta], dtype=object),
-        rayleigh_residuals=np.array([_float_up(_sqrt_up(e) + d) for e in eps2]),
-        residual_norms=np.array([_float_up(_sqrt_up(r) + d * s) for r, s in zip(rr, sqrt_xx)]),
-        residual_frobenius=_float_up(_sqrt_up(rr_total) + d * _sqrt_up(1 + om) * _sqrt_up(Fraction(n))),
-        residual_spectral=_float_up(residual_all + d * _sqrt_up(1 + om)),
+        rayleigh_residuals=np.array([float_up(sqrt_up(e) + d) for e in eps2]),
+        residual_norms=np.array([float_up(sqrt_up(r) + d * s) for r, s in zip(rr, sqrt_xx)]),
+        residual_frobenius=float_up(sqrt_up(rr_total) + d * sqrt_up(1 + om) * sqrt_up(Fraction(n))),
+        residual_spectral=float_up(residual_all + d * sqrt_up(1 + om)),
         omega=omega,
-        global_radius=_float_up(rho),
-        delta=_float_up(d),
+        global_radius=float_up(rho),
+        delta=float_up(d),
         groups=group_bounds,
-        norm_bounds=(_float_down(norm_lo), _float_up(norm_hi)),
+        norm_bounds=(float_down(norm_lo), float_up(norm_hi)),
         k=k,
         seconds={"products": products - start_time, "bounds": time.perf_counter() - products},
     )
@@ -304,8 +306,8 @@ def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, ma
 
 # -- validation -------------------------------------------------------------------------------------------
 def _validate(A_hp, delta, values, vectors, k, groups):
-    if not isinstance(A_hp, ozaki.FixedMatrix):
-        raise TypeError(f"A_hp must be an ozaki.FixedMatrix, got {type(A_hp).__name__}")
+    if not isinstance(A_hp, FixedMatrix):
+        raise TypeError(f"A_hp must be an FixedMatrix, got {type(A_hp).__name__}")
     values = np.asarray(values)
     vectors = np.asarray(vectors)
     if values.dtype != np.float64 or vectors.dtype != np.float64:
@@ -366,33 +368,6 @@ def _fractions(ints, exp2) -> list:
     return [int(v) * scale for v in ints]
 
 
-def _sqrt_up(x: Fraction) -> Fraction:
-    """A dyadic rational ≥ √x, within a relative 2**-64."""
-    if x <= 0:
-        return Fraction(0)
-    e = max(0, 2 * _SQRT_BITS - (x.numerator.bit_length() - x.denominator.bit_length())) // 2 + 1
-    scaled = -((-x.numerator << (2 * e)) // x.denominator)  # ceil(x · 4**e)
-    return Fraction(math.isqrt(scaled - 1) + 1, 1 << e)
-
-
-def _sqrt_down(x: Fraction) -> Fraction:
-    """A dyadic rational ≤ √x, within a relative 2**-64."""
-    if x <= 0:
-        return Fraction(0)
-    e = max(0, 2 * _SQRT_BITS - (x.numerator.bit_length() - x.denominator.bit_length())) // 2 + 1
-    return Fraction(math.isqrt((x.numerator << (2 * e)) // x.denominator), 1 << e)
-
-
-def _float_up(x: Fraction) -> float:
-    f = float(x)
-    return math.nextafter(f, math.inf) if Fraction(f) < x else f
-
-
-def _float_down(x: Fraction) -> float:
-    f = float(x)
-    return math.nextafter(f, -math.inf) if Fraction(f) > x else f
-
-
 def _mpf(x: Fraction, prec: int, rounding):
     return mpmath.mp.make_mpf(libmp.from_rational(x.numerator, x.denominator, prec, rounding))
 
@@ -410,9 +385,9 @@ def _omega(G, xx) -> float:
     E = G.to_float64()
     np.fill_diagonal(E, [float(x - 1) for x in xx])
     # G's rounding, the faithful read-out (≤ 2 ulp per entry) and digits flushed below 2**-1074
-    err = (Fraction(_frobenius_up(E)) * Fraction(2) ** -51
+    err = (Fraction(frobenius_up(E)) * Fraction(2) ** -51
            + E.shape[0] * (Fraction(G.error_bound) + Fraction(2) ** -1060))
-    return _float_up(_spectral_up(E, err, levels=2))
+    return float_up(spectral_up(E, err, levels=2))
 
 
 def _residual_matrix(P, X, x, values):
@@ -427,48 +402,12 @@ def _residual_matrix(P, X, x, values):
     entry_err = Fraction(0)
     for start in range(0, n, _COLUMN_BLOCK):
         cols = np.arange(start, min(n, start + _COLUMN_BLOCK))
-        hi, lo = ozaki.two_product(x[:, cols], values[None, cols])
-        XL = ozaki.FixedMatrix.from_words([hi, lo], bits=_PRODUCT_BITS, digit_bits=P.digit_bits)
+        hi, lo = two_product(x[:, cols], values[None, cols])
+        XL = FixedMatrix.from_words([hi, lo], bits=_PRODUCT_BITS, digit_bits=P.digit_bits)
         out[:, cols] = (P.take_columns(cols) - XL).to_float64()
         entry_err = max(entry_err, Fraction(XL.error_bound))
-    err = Fraction(_frobenius_up(out)) * Fraction(2) ** -51 + n * (entry_err + Fraction(2) ** -1060)
+    err = Fraction(frobenius_up(out)) * Fraction(2) ** -51 + n * (entry_err + Fraction(2) ** -1060)
     return out, err
-
-
-def _spectral_up(M: np.ndarray, err: Fraction, levels: int) -> Fraction:
-    """Upper bound on ‖M'‖₂ for every M' with ‖M' − M‖_F ≤ err (M float64, shape (n, m)).
-
-    ``‖M‖₂ = ‖MᵀM‖₂^{1/2}`` applied ``levels`` times (Schatten 4, 8, … norms: for N×N matrices of similar
-    singular values N^{1/4}, N^{1/8}, … from ‖·‖₂ instead of N^{1/2}), Frobenius at the bottom. The float64
-    GEMM obeys ``|fl(MᵀM) − MᵀM| ≤ γ_n |M|ᵀ|M|`` entrywise for any summation order, with or without FMA (not
-    for Strassen-type products, which BLAS dgemm does not use); ``‖|M|ᵀ|M|‖_F ≤ ‖M‖_F²``.
-    """
-    if levels == 0 or min(M.shape) == 0:
-        return Fraction(_frobenius_up(M)) + err
-    top = float(np.max(np.abs(M)))
-    if top == 0:
-        return err
-    e = math.frexp(top)[1]
-    S = np.ldexp(M, -e)  # exact unless scaling down underflows: ≤ 2**-1075 per entry (absorbed below)
-    n = S.shape[0]
-    C = S.T @ S
-    frob = Fraction(_frobenius_up(S))
-    gamma = Fraction(n, 2**53 - n)
-    err_c = gamma * frob * frob + S.size * Fraction(2) ** -1000  # + underflow in the scaling and the products
-    return _sqrt_up(_spectral_up(C, err_c, levels - 1)) * Fraction(2) ** e + err
-
-
-def _frobenius_up(M: np.ndarray) -> float:
-    """An upper bound on ‖M‖_F for a float64 array (any summation order, underflow included)."""
-    top = float(np.max(np.abs(M), initial=0.0))
-    if top == 0:
-        return 0.0
-    e = math.frexp(top)[1]
-    v = np.ldexp(M.ravel(), -e)  # max |v| in [1/2, 1); scaling down may underflow: ≤ 2**-1074 per entry
-    n = v.size
-    s = float(np.dot(v, v)) + n * 2.0**-1000  # absorbs underflow in the scaling and the squares
-    s *= 1 + (n + 4) * 2.0**-51  # γ_{n+1} for the sum of squares, with room for this product's rounding
-    return math.ldexp(math.nextafter(math.sqrt(s), math.inf), e)
 
 
 def _overlap_runs(lo, hi) -> list[tuple[int, int]]:
@@ -525,7 +464,7 @@ def _block(A_hp, Y, s, residual, om, lo, hi, prec):
     if pencil is None:
         return None
     ritz = pencil.values
-    eps = residual / _sqrt_down(1 - om)  # ‖R_J‖₂ / σ_min(Y), σ_min(Y)² ≥ 1 − ω
+    eps = residual / sqrt_down(1 - om)  # ‖R_J‖₂ / σ_min(Y), σ_min(Y)² ≥ 1 − ω
     above = lo[s - 1] - eps if s > 0 else None
     below = hi[t] + eps if t < n else None
     dists = [d for r_lo, r_hi in ritz for d in ((above - r_hi) if above is not None else None,
@@ -536,7 +475,7 @@ def _block(A_hp, Y, s, residual, om, lo, hi, prec):
     if eta <= 0:
         return None
     e2 = eps * eps
-    radius = 2 * e2 / (eta + _sqrt_down(eta * eta + 4 * e2))
+    radius = 2 * e2 / (eta + sqrt_down(eta * eta + 4 * e2))
     return [(r_lo - radius, r_hi + radius) for r_lo, r_hi in ritz]
 
 
@@ -569,7 +508,7 @@ def ritz_subspace_sin_theta(G: flint.fmpq_mat, H: flint.fmpq_mat, Q: flint.fmpq_
     if pencil is None or not lam_min > 0:
         return None
     ritz = pencil.values
-    eps = _sqrt_up(pencil.residual2 / lam_min) + Fraction(delta)
+    eps = sqrt_up(pencil.residual2 / lam_min) + Fraction(delta)
     r_lo, r_hi = ritz[-1][0], ritz[0][1]
     gaps = ([as_fraction(lower[start - 1]) - r_hi] if start > 0 else []) + \
         ([r_lo - as_fraction(upper[stop])] if stop < len(lower) else [])
@@ -589,8 +528,8 @@ def fmpq_matrix(fixed) -> flint.fmpq_mat:
 
 def _davis_kahan(s, t, lam, residual_hp, om, d, lo_a, hi_a, F) -> GroupBound:
     n = len(lam)
-    residual = residual_hp + d * _sqrt_up(1 + om)  # ‖A X̂_J − X̂_J Λ̂_J‖₂ (‖X̂_J‖₂² ≤ 1 + ω)
-    res_float = _float_up(residual)
+    residual = residual_hp + d * sqrt_up(1 + om)  # ‖A X̂_J − X̂_J Λ̂_J‖₂ (‖X̂_J‖₂² ≤ 1 + ω)
+    res_float = float_up(residual)
     a, b = lam[t - 1], lam[s]
     gaps = ([lo_a[s - 1] - b] if s > 0 else []) + ([a - hi_a[t]] if t < n else [])
     if not gaps:
@@ -599,10 +538,10 @@ def _davis_kahan(s, t, lam, residual_hp, om, d, lo_a, hi_a, F) -> GroupBound:
     if gap <= 0:
         return GroupBound(s, t, None, None, res_float,
                           f"eigenvalues {s}..{t - 1} are not separated from the others by the enclosures")
-    f = Fraction(_frobenius_up(F[:, s:t]))
-    denominator = _sqrt_down(1 - om) - f
+    f = Fraction(frobenius_up(F[:, s:t]))
+    denominator = sqrt_down(1 - om) - f
     sin = (residual / gap + f) / denominator if denominator > 0 else None
     if sin is None or sin >= 1:
-        return GroupBound(s, t, None, _float_down(gap), res_float,
+        return GroupBound(s, t, None, float_down(gap), res_float,
                           f"residual {res_float:.3g} is too large for the gap {float(gap):.3g} (bound ≥ 1)")
-    return GroupBound(s, t, _float_up(sin), _float_down(gap), res_float, "")
+    return GroupBound(s, t, float_up(sin), float_down(gap), res_float, "")

@@ -46,7 +46,7 @@ any float64 approximation of ``A_f``'s eigensystem (eigenvalues descending). u =
    the full eigensystem and its three GEMMs.
 
 ω of a block comes from fl(V_JᵀV_J) − I with the a-priori bound γ_N(|V_J|ᵀ|V_J|); spectral norms through
-:func:`.eigen_enclosure._spectral_up` (Schatten norms from float64 GEMMs with their bounds).
+:func:`~precise_kpca.arith.rounding.spectral_up` (Schatten norms from float64 GEMMs with their bounds).
 """
 from __future__ import annotations
 
@@ -56,9 +56,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..backends.dyadic import Dyadic
+from ..arith.dyadic import Dyadic
+from ..arith.rounding import float_up, frobenius_up, spectral_up, sqrt_down, sqrt_up
 from ..errors import InsufficientPrecision, InternalCheckFailed
-from .eigen_enclosure import _float_up, _frobenius_up, _spectral_up, _sqrt_down, _sqrt_up
 from . import perturbed_enclosure
 
 _U = Fraction(1, 2**53)
@@ -117,7 +117,7 @@ def enclose_float64(A_f: np.ndarray, delta, w: np.ndarray, V: np.ndarray, *, gro
     bound = np.abs(A_f) @ np.abs(V)  # fl(|A_f||V|)
     # γ_N|A_f||V| ≤ γ_N fl(|A_f||V|)/(1 − γ_N); the float64 evaluation of this sum of three terms rounds down by
     # at most a few units: the coefficients carry that margin
-    coefficient = _float_up(gamma / (1 - gamma) ** 2 * (1 + Fraction(1, 2**40)))
+    coefficient = float_up(gamma / (1 - gamma) ** 2 * (1 + Fraction(1, 2**40)))
     err_entries = coefficient * bound + 2.0**-52 * (np.abs(V) * np.abs(w)[None, :] + np.abs(R))
     col_err = _column_frobenius_up(err_entries)  # ‖error in column j‖
     col_r = _column_frobenius_up(R)
@@ -131,7 +131,7 @@ def enclose_float64(A_f: np.ndarray, delta, w: np.ndarray, V: np.ndarray, *, gro
                 known[(a, z)] = Fraction(float(single[a])) if z - a == 1 else \
                     _run_radius(V, R, err_entries, w, (a, z), delta, gamma)
         radii = {run: known[run] for run in runs}
-        merged = _merge(runs, {run: _float_up(rho) for run, rho in radii.items()}, w)
+        merged = _merge(runs, {run: float_up(rho) for run, rho in radii.items()}, w)
         if merged == runs:
             break
         runs = merged
@@ -152,8 +152,8 @@ def enclose_float64(A_f: np.ndarray, delta, w: np.ndarray, V: np.ndarray, *, gro
 
 def _column_frobenius_up(M: np.ndarray) -> np.ndarray:
     """Upper bounds on the Euclidean norm of every column of a float64 array, shape (m,): the bound of
-    :func:`~.eigen_enclosure._frobenius_up` (each column scaled by the power of two of its largest entry, sum of
-    squares inflated by γ_{n+1} with room for the inflation's own rounding and 2⁻¹⁰⁰⁰ per entry for underflow,
+    :func:`~precise_kpca.arith.rounding.frobenius_up` (each column scaled by the power of two of its largest entry,
+    sum of squares inflated by γ_{n+1} with room for the inflation's own rounding and 2⁻¹⁰⁰⁰ per entry for underflow,
     square root rounded up) applied to all columns at once."""
     n = M.shape[0]
     top = np.max(np.abs(M), axis=0, initial=0.0)
@@ -187,12 +187,12 @@ def _single_radii(col_r, col_err, norms2, delta, gamma) -> np.ndarray:
     sum and product of nonnegative terms is inflated by :data:`_INFLATE`, and 1 − ω deflated, so every float
     result bounds its exact counterpart from the right side.
     """
-    g = _float_up(gamma / (1 - gamma) * (1 + Fraction(1, 2**40)))
+    g = float_up(gamma / (1 - gamma) * (1 + Fraction(1, 2**40)))
     omega = (np.abs(norms2 - 1) + norms2 * g) * _INFLATE
     if not np.all(omega < 1):
         j = int(np.argmax(omega))
         raise InsufficientPrecision(f"eigenvector {j} is far from orthonormal (ω ≤ {float(omega[j]):.3g})")
-    residual = (col_r + col_err + _float_up(delta) * np.sqrt(1 + omega) * _INFLATE) * _INFLATE
+    residual = (col_r + col_err + float_up(delta) * np.sqrt(1 + omega) * _INFLATE) * _INFLATE
     return np.nextafter(residual / ((1 - omega) / _INFLATE) * _INFLATE, np.inf)
 
 
@@ -202,13 +202,13 @@ def _run_radius(V, R, err_entries, w, run, delta, gamma) -> Fraction:
     cols = slice(a, z)
     Vj = V[:, cols]
     G = Vj.T @ Vj - np.eye(z - a)
-    g_err = Fraction(_frobenius_up(np.abs(Vj).T @ np.abs(Vj))) * gamma / (1 - gamma) * (1 + Fraction(1, 2**40))
-    omega = _spectral_up(G, g_err, levels=1 if z - a > 1 else 0)
+    g_err = Fraction(frobenius_up(np.abs(Vj).T @ np.abs(Vj))) * gamma / (1 - gamma) * (1 + Fraction(1, 2**40))
+    omega = spectral_up(G, g_err, levels=1 if z - a > 1 else 0)
     if not omega < 1:
         raise InsufficientPrecision(f"eigenvectors {a}..{z - 1} are far from orthonormal (ω ≤ {float(omega):.3g})")
-    r_err = Fraction(_frobenius_up(err_entries[:, cols]))
-    residual = _spectral_up(R[:, cols], r_err, levels=1 if z - a > 1 else 0)
-    residual += delta * _sqrt_up(1 + omega)  # ‖(A − A_f)V_J‖₂ ≤ δ‖V_J‖₂
+    r_err = Fraction(frobenius_up(err_entries[:, cols]))
+    residual = spectral_up(R[:, cols], r_err, levels=1 if z - a > 1 else 0)
+    residual += delta * sqrt_up(1 + omega)  # ‖(A − A_f)V_J‖₂ ≤ δ‖V_J‖₂
     spread = Fraction(float(w[a])) - Fraction(float(w[z - 1]))
     # ‖AQ − QH‖ ≤ ‖R_J‖‖G^(−1/2)‖ + ‖V_J‖·spread·‖G^(−1/2) − I‖, ‖G^(−1/2)‖ ≤ 1/√(1 − ω) ≤ 1/(1 − ω),
     # ‖G^(−1/2) − I‖ ≤ (1 − √(1 − ω))/√(1 − ω) ≤ ω/((2 − ω)(1 − ω)), ‖V_J‖ ≤ √(1 + ω) ≤ 1 + ω
@@ -240,10 +240,10 @@ def _group_sin(V, R, err_entries, w, s, t, runs, lower, upper, delta, gamma):
     cols = slice(s, t)
     Vj = V[:, cols]
     G = Vj.T @ Vj - np.eye(t - s)
-    g_err = Fraction(_frobenius_up(np.abs(Vj).T @ np.abs(Vj))) * gamma / (1 - gamma) * (1 + Fraction(1, 2**40))
-    omega = _spectral_up(G, g_err, levels=1 if t - s > 1 else 0)
-    residual = _spectral_up(R[:, cols], Fraction(_frobenius_up(err_entries[:, cols])), levels=1 if t - s > 1 else 0)
-    residual += delta * _sqrt_up(1 + omega)
+    g_err = Fraction(frobenius_up(np.abs(Vj).T @ np.abs(Vj))) * gamma / (1 - gamma) * (1 + Fraction(1, 2**40))
+    omega = spectral_up(G, g_err, levels=1 if t - s > 1 else 0)
+    residual = spectral_up(R[:, cols], Fraction(frobenius_up(err_entries[:, cols])), levels=1 if t - s > 1 else 0)
+    residual += delta * sqrt_up(1 + omega)
     gaps = []
     if s > 0:
         gaps.append(lower[s - 1] - upper[s])
@@ -255,7 +255,7 @@ def _group_sin(V, R, err_entries, w, s, t, runs, lower, upper, delta, gamma):
         return Fraction(0)
     if not eta > 0:
         return None
-    sigma_min = _sqrt_down(1 - omega) if omega < 1 else Fraction(0)
+    sigma_min = sqrt_down(1 - omega) if omega < 1 else Fraction(0)
     if not sigma_min > 0:
         return None
     bound = residual / (sigma_min * eta)
@@ -331,11 +331,11 @@ def certify_tail(A_f: np.ndarray, delta, Q: np.ndarray, alpha: float, tau: float
         raise ValueError(f"alpha must be positive and tau non-negative, got {alpha!r}, {tau!r}")
     M = Q @ Q.T
     M *= tau
-    size = _frobenius_up(np.abs(M) + np.abs(A_f))
+    size = frobenius_up(np.abs(M) + np.abs(A_f))
     M -= A_f
     M[np.diag_indices(n)] += alpha
     q2 = float(np.sum(_column_frobenius_up(Q) ** 2)) * _INFLATE
-    eps = (_float_up(Fraction(delta)) + tau * float(_gamma(m)) * q2 * _INFLATE
+    eps = (float_up(Fraction(delta)) + tau * float(_gamma(m)) * q2 * _INFLATE
            + float(_gamma(3)) * (size + alpha * math.sqrt(n)) * _INFLATE) * _INFLATE
     g = float(_gamma(n + 1))
     trace = float(np.sum(np.abs(np.diag(M)))) * _INFLATE
@@ -348,7 +348,7 @@ def certify_tail(A_f: np.ndarray, delta, Q: np.ndarray, alpha: float, tau: float
         raise InsufficientPrecision(f"αI − A + τQQᵀ is not certified positive definite (α = {alpha:.6g}): the "
                                     "threshold is within rounding of an eigenvalue beyond the top block") from exc
     # + 2⁻¹⁰⁰⁰ per entry: underflow in the factorization, which Higham's bound leaves out
-    needed = (eps + 2.0**-52 * diagonal + g * _frobenius_up(R) ** 2 * _INFLATE + n * n * 2.0**-1000) * _INFLATE
+    needed = (eps + 2.0**-52 * diagonal + g * frobenius_up(R) ** 2 * _INFLATE + n * n * 2.0**-1000) * _INFLATE
     if not shift > needed:
         raise InsufficientPrecision(f"the Cholesky shift {shift:.3g} does not cover its error bound {needed:.3g}")
 

@@ -41,11 +41,12 @@ import flint
 import mpmath
 import numpy as np
 
-from ..backends.dyadic import Dyadic, mpf_matrix_to_dyadic
-from ..backends.ozaki import FixedMatrix
+from ..arith.dyadic import Dyadic, mpf_matrix_to_dyadic
+from ..arith.fixed import FixedMatrix
+from ..arith.rounding import sqrt_up
 from ..errors import InsufficientPrecision, InternalCheckFailed, Undetermined
 from ..numerics.exact import ExactData
-from .eigen_enclosure import _sqrt_up, ritz_subspace_sin_theta
+from .eigen_enclosure import ritz_subspace_sin_theta
 
 _DIGIT_BITS = math.log2(10)
 _RADIUS_SLACK_BITS = 24  # a radius within 2^24 grid units of λ₁·2^-bits counts as reached
@@ -321,13 +322,13 @@ def _global_radius(small: flint.fmpz_mat, q: Dyadic, values: list) -> Fraction:
     residual = Dyadic(small, 0) @ q - q @ lam
     gram = q.T @ q
     identity = Dyadic(flint.fmpz_mat(size, size, [int(i == j) for i in range(size) for j in range(size)]), 0)
-    omega = _sqrt_up((gram - identity).frobenius_squared())
+    omega = sqrt_up((gram - identity).frobenius_squared())
     if not omega < 1:
         raise InternalCheckFailed(f"the refined linear eigenvectors are far from orthonormal (ω ≤ {float(omega):.3g})")
     spread = max(values) - min(values)
     # 1 − √(1 − ω) = ω/(1 + √(1 − ω)) ≤ ω/(2 − ω) and 1/√(1 − ω) ≤ 1/(1 − ω): exact, no square root that would
     # limit ρ to the 2**-64 relative accuracy of the directed roots
-    return (_sqrt_up(residual.frobenius_squared()) + omega / (2 - omega) * spread) / (1 - omega)
+    return (sqrt_up(residual.frobenius_squared()) + omega / (2 - omega) * spread) / (1 - omega)
 
 
 def _exp2_of(x: Fraction) -> int:

@@ -39,11 +39,11 @@ from functools import lru_cache
 import flint
 import numpy as np
 
-from ..backends import ozaki
-from ..backends.dyadic import Dyadic
-from ..backends.ozaki import FixedMatrix
+from ..arith import ozaki
+from ..arith.dyadic import Dyadic
+from ..arith.fixed import FixedMatrix
+from ..arith.rounding import sqrt_down, sqrt_up
 from ..errors import InsufficientPrecision, InternalCheckFailed
-from .eigen_enclosure import _sqrt_down, _sqrt_up
 from .linear_enclosure import ExactLinear, LinearEnclosure
 from .ritz import ritz_pencil
 
@@ -57,7 +57,7 @@ class ResidualOperator:
 
     Attributes
     ----------
-    fixed : ozaki.FixedMatrix, shape (N, N)
+    fixed : FixedMatrix, shape (N, N)
         E_hp exactly (L-units), symmetric.
     factor, shift : int
         N² and −2e (the S-units of :class:`~.linear_enclosure.ExactLinear`), plus the words' ``exp2``.
@@ -112,7 +112,7 @@ def residual_operator(X: np.ndarray, sigma, exact: ExactLinear, median: str = "f
     n = fixed.shape[0]
     delta_l = Fraction(words.error_bound) + n * Fraction(fixed.error_bound)
     ints, exp2 = ozaki.column_dots(fixed, fixed)
-    frob = _sqrt_up(Fraction(sum(int(v) for v in ints)) * Fraction(2) ** exp2)
+    frob = sqrt_up(Fraction(sum(int(v) for v in ints)) * Fraction(2) ** exp2)
     return ResidualOperator(fixed=FixedMatrix(fixed.digits, fixed.exponent, fixed.digit_bits),
                             factor=factor, shift=shift, delta=delta_l * scale, frobenius=frob * scale,
                             trace=_fixed_trace(fixed) * scale)
@@ -223,7 +223,7 @@ def enclose_top(lin: LinearEnclosure, eop: ResidualOperator, vectors: Dyadic, *,
     tail = (vectors - rounded).column_squares()
     norms = vectors.column_squares()
     e_hp = eop.frobenius
-    unknown = tuple(e_hp * _sqrt_up(r) + eop.delta * _sqrt_up(v) for r, v in zip(tail, norms))
+    unknown = tuple(e_hp * sqrt_up(r) + eop.delta * sqrt_up(v) for r, v in zip(tail, norms))
     lower, upper, methods = [None] * t, [None] * t, [None] * t
     runs = _runs(weyl[:t])
     for a, z in runs:
@@ -241,7 +241,7 @@ def enclose_top(lin: LinearEnclosure, eop: ResidualOperator, vectors: Dyadic, *,
             raise InternalCheckFailed(f"the enclosure [{float(lower[i]):.6g}, {float(upper[i]):.6g}] of eigenvalue {i} "
                                       f"misses its Weyl interval [{float(weyl[i][0]):.6g}, {float(weyl[i][1]):.6g}]")
         lower[i], upper[i] = max(lower[i], weyl[i][0]), min(upper[i], weyl[i][1])
-    trace = lin.exact.trace() + eop.trace + _sqrt_up(Fraction(eop.n)) * eop.delta
+    trace = lin.exact.trace() + eop.trace + sqrt_up(Fraction(eop.n)) * eop.delta
     rest = min(weyl[t][1], trace - sum(lower))
     if t == lin.rank and lin.exact.tall:
         rest = min(rest, null_block_bound(lin.exact, eop))
@@ -316,12 +316,12 @@ def _kato_temple(v: Dyadic, k: Dyadic, unknown: Fraction, alpha: Fraction, beta,
     vk = (v.T @ k).entry(0, 0)
     kk = (k.T @ k).entry(0, 0)
     theta = vk / vv
-    norm_v = _sqrt_down(vv)
+    norm_v = sqrt_down(vv)
     tau = unknown / norm_v
     r2 = kk - vk * vk / vv  # ‖K − θ_K v‖², exact
     if r2 < 0:
         raise InternalCheckFailed(f"negative squared residual {float(r2):.3g} of eigenvector {index}: an inexact product")
-    eps = (_sqrt_up(r2) + unknown) / norm_v
+    eps = (sqrt_up(r2) + unknown) / norm_v
     lo_t, hi_t = theta - tau, theta + tau
     room_below = lo_t - alpha
     room_above = beta - hi_t if beta is not None else None
@@ -341,17 +341,17 @@ def _ritz(v: Dyadic, k: Dyadic, unknown) -> tuple[list, Fraction]:
     g = v.shape[1]
     gram, hk = v.T @ v, v.T @ k
     identity = Dyadic(flint.fmpz_mat(g, g, [int(i == j) for i in range(g) for j in range(g)]), 0)
-    omega = _sqrt_up((gram - identity).frobenius_squared())
+    omega = sqrt_up((gram - identity).frobenius_squared())
     if not omega < 1:
         raise InternalCheckFailed(f"approximate eigenvectors far from orthonormal (ω ≤ {float(omega):.3g})")
-    u_frob = _sqrt_up(sum(x * x for x in unknown))
+    u_frob = sqrt_up(sum(x * x for x in unknown))
     lam_min = 1 - omega
     pencil = ritz_pencil(gram, hk, prec=_RITZ_PREC, square=k.T @ k)  # ‖(I − P)K‖_F² ≤ pencil.residual2
     if pencil is None:
         raise InsufficientPrecision("Arb could not enclose the Ritz values of an eigenvector group")
-    shift = _sqrt_up(1 + omega) * u_frob / lam_min  # ‖G^(−1/2) sym(VᵀU) G^(−1/2)‖₂
+    shift = sqrt_up(1 + omega) * u_frob / lam_min  # ‖G^(−1/2) sym(VᵀU) G^(−1/2)‖₂
     ritz = [(lo - shift, hi + shift) for lo, hi in pencil.values]
-    eps = (_sqrt_up(pencil.residual2) + u_frob) / _sqrt_down(lam_min)
+    eps = (sqrt_up(pencil.residual2) + u_frob) / sqrt_down(lam_min)
     return ritz, eps
 
 
@@ -367,7 +367,7 @@ def _block(v: Dyadic, k: Dyadic, unknown, below: Fraction, above, start: int, st
             f"Gaussian eigenvalues {start}..{stop - 1}: their Ritz values are not separated from the neighbours' "
             f"Weyl bounds (residual {float(eps):.3g})")
     e2 = eps * eps
-    radius = 2 * e2 / (eta + _sqrt_down(eta * eta + 4 * e2))
+    radius = 2 * e2 / (eta + sqrt_down(eta * eta + 4 * e2))
     return [(lo - radius, hi + radius) for lo, hi in ritz]
 
 

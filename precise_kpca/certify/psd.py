@@ -45,6 +45,7 @@ import flint
 import mpmath
 import numpy as np
 
+from ..arith.rounding import float_down, float_up
 from ..feature_maps import as_float_matrix
 
 __all__ = [
@@ -117,19 +118,9 @@ class PSDCertificate:
 # ---------------------------------------------------------------------------------------------------------
 # exact <-> float helpers
 # ---------------------------------------------------------------------------------------------------------
-def _float_down(q: Fraction) -> float:
-    f = float(q)
-    return math.nextafter(f, -math.inf) if Fraction(f) > q else f
-
-
-def _float_up(q: Fraction) -> float:
-    f = float(q)
-    return math.nextafter(f, math.inf) if Fraction(f) < q else f
-
-
 def _outward(lo: Fraction, hi: Fraction) -> tuple[float, float]:
     """Floats enclosing the exact interval [lo, hi]."""
-    return _float_down(lo), _float_up(hi)
+    return float_down(lo), float_up(hi)
 
 
 def _mp_context(bits: int) -> mpmath.MPContext:

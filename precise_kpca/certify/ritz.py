@@ -30,7 +30,7 @@ from fractions import Fraction
 
 import flint
 
-from ..backends.dyadic import Dyadic
+from ..arith.dyadic import Dyadic
 from ..errors import InternalCheckFailed
 
 _GUARD = 64  # bits of the Arb arithmetic beyond the precision asked for (relative to the cluster's spread)
@@ -48,7 +48,7 @@ class _Scaled:
 
     @classmethod
     def of(cls, m) -> "_Scaled":
-        """From a :class:`~precise_kpca.backends.dyadic.Dyadic` or a ``flint.fmpq_mat``, exactly."""
+        """From a :class:`~precise_kpca.arith.dyadic.Dyadic` or a ``flint.fmpq_mat``, exactly."""
         if isinstance(m, cls):
             return m
         if isinstance(m, Dyadic):

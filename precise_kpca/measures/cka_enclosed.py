@@ -21,7 +21,7 @@ Proof of the enclosure.
    trace(L) = ‖Z‖²·s, with ZᵀZ and ‖Z‖² from exact Ozaki products and exact column dots.
 2. E up to one perturbation. The builder returns float64 words hi + lo with ‖E − (hi + lo)‖ ≤ β (its
    ``error_bound``). In each row block b, hi and lo are read as exact fixed-point matrices H_b, W_b
-   (:meth:`~precise_kpca.backends.ozaki.FixedMatrix.from_float64`) whose entries err by at most ε_b together;
+   (:meth:`~precise_kpca.arith.fixed.FixedMatrix.from_float64`) whose entries err by at most ε_b together;
    so E_hp, the stack of the H_b + W_b, satisfies ‖E − E_hp‖ ≤ δ := β + √(N Σ_b rows_b ε_b²) (where E is below
    float64's range the words hold E·2^−x, ``Binary128Gram.exp2``: every scalar below is scaled back exactly). Then
    ⟨E_hp, L⟩ = s·trace(Zᵀ E_hp Z) (exact Ozaki products H_b Z, W_b Z and column dots with Z) and
@@ -53,7 +53,7 @@ products H_b Z, W_b Z and the column dots: O(N² d) float64 work; memory: the bu
 and about ten block-sized arrays.
 
 Hand-written because no library encloses a kernel alignment: python-flint's arb does the scalar balls, the
-exact matrix products are :mod:`precise_kpca.backends.ozaki`'s; this module is the bookkeeping of the bound.
+exact matrix products are :mod:`precise_kpca.arith.ozaki`'s; this module is the bookkeeping of the bound.
 """
 from __future__ import annotations
 
@@ -67,7 +67,8 @@ import flint
 import mpmath
 import numpy as np
 
-from ..backends.ozaki import FixedMatrix, column_dots, matmul
+from ..arith.fixed import FixedMatrix
+from ..arith.ozaki import column_dots, matmul
 from ..errors import InsufficientPrecision, RouteUnavailable
 from ..numerics.exact import ExactData
 from ..numerics.exact_geometry import ExactEccentricity

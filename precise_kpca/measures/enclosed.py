@@ -29,11 +29,12 @@ from functools import lru_cache
 import flint
 import numpy as np
 
+from ..arith.dyadic import Dyadic
+from ..arith.fixed import FixedMatrix
+from ..arith.ozaki import matmul
+from ..arith.rounding import frobenius_up, sqrt_up
 from ..backends.base import as_fraction
-from ..backends.dyadic import Dyadic
-from ..backends.ozaki import FixedMatrix, matmul
-from ..certify.eigen_enclosure import (_frobenius_up, _sqrt_up, enclose_eigensystem, fmpq_matrix,
-                                       ritz_subspace_sin_theta)
+from ..certify.eigen_enclosure import enclose_eigensystem, fmpq_matrix, ritz_subspace_sin_theta
 from ..certify.float64_enclosure import certify_tail, enclose_float64, enclose_top_block, sharpen_top
 from ..certify.linear_enclosure import LinearEnclosure, linear_enclosure
 from ..errors import InsufficientPrecision, RouteUnavailable
@@ -144,7 +145,7 @@ def _enclosure_cached(data: bytes, shape: tuple, sigma, median: str, k_max: int,
     # ‖A − A_hp‖_F ≤ the builder's bound + N × the fixed-point read's largest entry error
     delta = quad.error_bound + n * A_hp.error_bound
     # A_f = the high words; ‖A − A_f‖_F ≤ the builder's bound + ‖lo‖_F
-    delta_f = Fraction(quad.error_bound) + Fraction(_frobenius_up(quad.lo))
+    delta_f = Fraction(quad.error_bound) + Fraction(frobenius_up(quad.lo))
     plain = {g: None for g in groups}
     if exact_products:
         enc = enclose_eigensystem(A_hp, delta, w, V, k=min(max(m, 1), MAX_K, n), groups=groups)
@@ -284,7 +285,7 @@ class _Top:
         if self.basis is None:
             return None
         v, p = Dyadic.from_fixed(self.basis), Dyadic.from_fixed(self.product)
-        return v, p, [self.delta * _sqrt_up(x) for x in v.column_squares()]
+        return v, p, [self.delta * sqrt_up(x) for x in v.column_squares()]
 
 
 def _newton_correction(A_hp: FixedMatrix, w: np.ndarray, V: np.ndarray, m: int, *, A_f=None) -> np.ndarray:

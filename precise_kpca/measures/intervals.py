@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import flint
 
-from ..backends.dyadic import Dyadic
+from ..arith.dyadic import Dyadic
 from ..certify.angles import largest_angle_ball, sin_bound_to_angle, widen
 from ..certify.linear_enclosure import LinearEnclosure
 from ..errors import Undetermined

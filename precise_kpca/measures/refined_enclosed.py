@@ -58,11 +58,12 @@ import flint
 import mpmath
 import numpy as np
 
-from ..backends import ozaki
+from ..arith import ozaki
+from ..arith.dyadic import Dyadic, mpf_matrix_to_dyadic
+from ..arith.fixed import FixedMatrix
+from ..arith.rounding import sqrt_up
 from ..backends.base import as_fraction
-from ..backends.dyadic import Dyadic, mpf_matrix_to_dyadic
-from ..backends.ozaki import FixedMatrix
-from ..certify.eigen_enclosure import _sqrt_up, ritz_subspace_sin_theta
+from ..certify.eigen_enclosure import ritz_subspace_sin_theta
 from ..certify.ritz import gram_lower_bound, ritz_pencil
 from ..certify.linear_enclosure import LinearEnclosure, exact_linear, linear_enclosure
 from ..errors import InsufficientPrecision, InternalCheckFailed
@@ -525,7 +526,7 @@ def _block(fixed: FixedMatrix, basis: Dyadic, dps: int) -> _Block:
                                     f"at {dps} digits")
     G, H = (p.to_fmpq() for p in products[:2])
     estimates, vectors = _pencil_eigensystem(G, H, dps + _ESTIMATE_GUARD_DIGITS)
-    return _Block(basis, image, products, G, H, _sqrt_up(fit.residual2 / lam_min), estimates, vectors)
+    return _Block(basis, image, products, G, H, sqrt_up(fit.residual2 / lam_min), estimates, vectors)
 
 
 def _polished(fixed: FixedMatrix, block: _Block, delta: Fraction, bits: int, dps: int) -> _Block:

@@ -26,8 +26,8 @@ from functools import lru_cache
 import flint
 import numpy as np
 
+from ..arith.dyadic import Dyadic
 from ..backends import Float64Backend, MPBackend
-from ..backends.dyadic import Dyadic
 from ..certify.linear_enclosure import LinearEnclosure, linear_enclosure
 from ..certify.perturbed_enclosure import TopEnclosure, eigenvalue_gap_interval, enclose_top, residual_operator
 from ..errors import RouteUnavailable

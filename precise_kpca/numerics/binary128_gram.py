@@ -5,7 +5,7 @@ stable backends, at a cost of ~40 binary128 operations per entry (numpy-quaddtyp
 integer products on float64 BLAS, instead of one mpmath object per entry: N = 5404 in about a minute, in the
 memory of a few float64 N×N arrays. Hand-written because no library gives binary128 Grams with a proven bound:
 numpy-quaddtype supplies the correctly rounded scalar operations, the Ozaki scheme
-(:mod:`precise_kpca.backends.ozaki`) the exact products, and this module the error analysis.
+(:mod:`precise_kpca.arith.ozaki`) the exact products, and this module the error analysis.
 
 Computation (u = 2⁻¹¹³ is the binary128 unit roundoff, γ_k = ku/(1 − ku)):
 
@@ -65,7 +65,9 @@ import numpy as np
 from mpmath import libmp
 from numpy_quaddtype import QuadPrecDType
 
-from ..backends.ozaki import FixedMatrix, digit_bits_for, matmul
+from ..arith.fixed import FixedMatrix, digit_bits_for
+from ..arith.ozaki import matmul
+from ..arith.rounding import float_up
 from ..errors import InternalCheckFailed
 from ..validation import check_data, parse_sigma
 from .exact import ExactData
@@ -378,7 +380,7 @@ class _ExactSquares:
     @property
     def linear_error(self) -> float:
         """r_L = (1 + r)(1 + u) − 1 (the read of N²L, then one division by N²), rounded up."""
-        return _up((1 + Fraction(self._linear.error)) * (1 + Fraction(_U)) - 1)
+        return float_up((1 + Fraction(self._linear.error)) * (1 + Fraction(_U)) - 1)
 
     def distances(self, rows: slice) -> np.ndarray:
         """D̂ for the rows ``rows``: shape (rows, N), binary128, |D̂ − D| ≤ ``distance_error``·D."""
@@ -417,7 +419,7 @@ class _IntegerProducts:
     * fixed point: the Ozaki scheme's exact product, re-split exactly (the grid is 1) into balanced 26-bit digits
       on the one exponent E of the a-priori bound, so an entry's digits do not depend on its block; for the
       distances the norms' digits on the same exponent are added digit by digit and the sums carried exactly
-      (:meth:`~precise_kpca.backends.ozaki.FixedMatrix.from_digit_sums`). Then :func:`_read_digits`: one
+      (:meth:`~precise_kpca.arith.fixed.FixedMatrix.from_digit_sums`). Then :func:`_read_digits`: one
       rounding (error u) while E ≤ 208, else u + 2⁻¹⁸⁰.
 
     Parameters
@@ -516,12 +518,6 @@ def _rows(a: FixedMatrix, rows: slice) -> FixedMatrix:
     return FixedMatrix(a.digits[:, rows], a.exponent, a.digit_bits)
 
 
-def _up(x: Fraction) -> float:
-    """The least float64 ≥ x (x ≥ 0, within float64's range)."""
-    f = float(x)
-    return f if Fraction(f) >= x else math.nextafter(f, math.inf)
-
-
 @dataclass(frozen=True)
 class _Scales:
     sigma_x: object  # 320-bit mpf
@@ -578,7 +574,7 @@ def _residual_coefficients(distance_error: float) -> tuple[float, float]:
     1 + 2⁻⁴⁰ covers evaluating these in float64 and reading D as fl64(D̂).
     """
     g4 = _gamma(4)
-    gu = _up((1 + Fraction(distance_error)) * (1 + Fraction(1, 2**300)) * (1 + Fraction(_U)) ** 2 - 1)
+    gu = float_up((1 + Fraction(distance_error)) * (1 + Fraction(1, 2**300)) * (1 + Fraction(_U)) ** 2 - 1)
     spread = 2 * gu / (1 - gu) ** 2
     coef_g = g4 / (1 - g4) + spread / (1 - g4)
     coef_d = (1 + spread) * (1 + gu) * _U

@@ -2,7 +2,7 @@
 
 The mp backend's own E is one mpmath object per entry (tens of GB at N = 5404). Here E comes from the binary128
 builder (~106 bits relative to max|E|, rigorous Frobenius bound) and each product E·V is exact fixed-point
-arithmetic on float64 BLAS (:mod:`precise_kpca.backends.ozaki`), rounded once to the backend's precision.
+arithmetic on float64 BLAS (:mod:`precise_kpca.arith.ozaki`), rounded once to the backend's precision.
 Suitable for working precisions up to ~30 digits (:data:`MAX_DPS`): beyond, E itself is the limit.
 """
 from __future__ import annotations
@@ -11,9 +11,10 @@ import math
 
 import numpy as np
 
+from ..arith.dyadic import fixed_point_integers
+from ..arith.fixed import FixedMatrix
+from ..arith.ozaki import matmul
 from ..backends import MPBackend
-from ..backends.mp import fixed_point_integers
-from ..backends.ozaki import FixedMatrix, matmul
 from .kernels import Float64Underflow, sigma_text
 from .binary128_gram import centered_residual_words
 

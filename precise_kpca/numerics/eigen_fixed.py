@@ -1,9 +1,9 @@
-"""Reading mpf matrices into exact fixed point (``ozaki.FixedMatrix``) for the eigen refinement.
+"""Reading mpf matrices into exact fixed point (``FixedMatrix``) for the eigen refinement.
 
 A real matrix ``M`` is read as integers ``Z`` with ``M ≈ Z * 2**exp2`` (one rounding per entry, the rule of
-:func:`precise_kpca.backends.mp.fixed_point_integers`), then cut into Ozaki digit slices through bytes, so the
-per-entry Python work is one shift and one ``int.to_bytes`` (:mod:`precise_kpca.backends.integer_digits`, which
-:meth:`FixedMatrix.from_integers <precise_kpca.backends.ozaki.FixedMatrix.from_integers>` uses too). Integer
+:func:`precise_kpca.arith.dyadic.fixed_point_integers`), then cut into Ozaki digit slices through bytes, so the
+per-entry Python work is one shift and one ``int.to_bytes`` (:mod:`precise_kpca.arith.integer_digits`, which
+:meth:`FixedMatrix.from_integers <precise_kpca.arith.fixed.FixedMatrix.from_integers>` uses too). Integer
 matrices too large to exist at once are written row block by row block into one digit array
 (:func:`integer_rows_to_fixed`).
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 from mpmath import libmp
 
-from ..backends.integer_digits import balanced_digits, least_exponent
-from ..backends.mp import fixed_point_integers
+from ..arith.dyadic import fixed_point_integers
+from ..arith.integer_digits import balanced_digits, least_exponent
 
 
 def ratio_to_mpf_tuple(num: int, den: int, prec: int):
@@ -22,7 +22,7 @@ def ratio_to_mpf_tuple(num: int, den: int, prec: int):
 
 
 def mpf_matrix_to_fixed(A: np.ndarray, bits: int | None):
-    """An mpf matrix rounded to ``bits`` bits below its largest entry, as an ``ozaki.FixedMatrix``.
+    """An mpf matrix rounded to ``bits`` bits below its largest entry, as a ``FixedMatrix``.
 
     Parameters
     ----------
@@ -34,7 +34,7 @@ def mpf_matrix_to_fixed(A: np.ndarray, bits: int | None):
 
     Returns
     -------
-    F : ozaki.FixedMatrix
+    F : FixedMatrix
         Exactly ``Z * 2**-bits`` (units ``2**(exp2 + bits)``, about ``max |A|``); exponent 1 (``|Z| <= 2**bits``).
     exp2 : int
     bits : int
@@ -59,7 +59,7 @@ def mpf_matrix_to_fixed(A: np.ndarray, bits: int | None):
 
 def integer_rows_to_fixed(row_blocks, nrows: int, ncols: int, exp2: int, max_abs: int, *,
                           digit_bits: int | None = None):
-    """``ozaki.FixedMatrix`` holding exactly ``Z * 2**exp2`` for integers ``Z`` given row block by row block.
+    """``FixedMatrix`` holding exactly ``Z * 2**exp2`` for integers ``Z`` given row block by row block.
 
     Parameters
     ----------
@@ -70,12 +70,12 @@ def integer_rows_to_fixed(row_blocks, nrows: int, ncols: int, exp2: int, max_abs
     max_abs : int
         ``max |Z|`` (or a bound on it: the exponent is the least for the bound).
     digit_bits : int, optional
-        Default ``ozaki.digit_bits_for(max(nrows, ncols))``.
+        Default ``digit_bits_for(max(nrows, ncols))``.
     """
-    from ..backends import ozaki
+    from ..arith.fixed import FixedMatrix, digit_bits_for
 
     e = least_exponent(abs(int(max_abs)), exp2)
-    b = ozaki.digit_bits_for(max(nrows, ncols)) if digit_bits is None else int(digit_bits)
+    b = digit_bits_for(max(nrows, ncols)) if digit_bits is None else int(digit_bits)
     L = -(-(e - exp2) // b)
     digits = np.empty((L, nrows, ncols))
     covered = 0
@@ -85,12 +85,12 @@ def integer_rows_to_fixed(row_blocks, nrows: int, ncols: int, exp2: int, max_abs
         covered += rows.stop - rows.start
     if covered != nrows:
         raise ValueError(f"the row blocks cover {covered} of {nrows} rows")
-    return ozaki.FixedMatrix(digits, e, b)
+    return FixedMatrix(digits, e, b)
 
 
 def _fixed_from_int_stream(ints, nrows, ncols, exp2, e, digit_bits):
     """FixedMatrix of exponent ``e`` holding ``Z * 2**exp2`` (caller guarantees ``|Z 2**exp2| <= 2**(e-1)``)."""
-    from ..backends import ozaki
+    from ..arith.fixed import FixedMatrix, digit_bits_for
 
-    b = ozaki.digit_bits_for(max(nrows, ncols)) if digit_bits is None else int(digit_bits)
-    return ozaki.FixedMatrix(balanced_digits(ints, nrows * ncols, exp2, e, b).reshape(-1, nrows, ncols), e, b)
+    b = digit_bits_for(max(nrows, ncols)) if digit_bits is None else int(digit_bits)
+    return FixedMatrix(balanced_digits(ints, nrows * ncols, exp2, e, b).reshape(-1, nrows, ncols), e, b)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import flint
 import numpy as np
 
+from ..arith.dyadic import fixed_point_integers
 from ..backends import Backend, Float64Backend
-from ..backends.mp import fixed_point_integers
 from .eigen_refine import refine_eigensystem
 from .exact import ExactData
 

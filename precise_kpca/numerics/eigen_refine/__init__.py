@@ -3,7 +3,7 @@
 Algorithm (Ogita & Aishima 2018, with the cluster treatment of Ogita & Aishima 2019):
 
 1. ``X₀``: float64 LAPACK eigenvectors of ``A``, held as an exact fixed-point matrix
-   (:class:`precise_kpca.backends.ozaki.FixedMatrix`: float64 digit slices). ``A`` is read from its mpf
+   (:class:`precise_kpca.arith.fixed.FixedMatrix`: float64 digit slices). ``A`` is read from its mpf
    entries once (:func:`.eigen_fixed.mpf_matrix_to_fixed`), or given as a ``FixedMatrix`` (e.g. the
    binary128 Gram's words through ``FixedMatrix.from_words``, no mpf objects), and stays a ``FixedMatrix``.
    An ``input_error`` (‖A_true − A‖₂) is added to the returned bounds only: the refinement targets A.

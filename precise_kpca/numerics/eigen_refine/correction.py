@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...backends import ozaki
+from ...arith import ozaki
+from ...arith.eft import two_product
+from ...arith.fixed import FixedMatrix
 from ...errors import NoConvergence
 from .helpers import _exp_of, _row_chunks
 from .products import Products, _panels
@@ -142,7 +144,7 @@ def shifted_block(pr: Products, J):
         for rows in chunks:
             JJ = np.ix_(J[rows], J)
             g_hi = pr.R[JJ]
-            p_hi, p_lo = ozaki.two_product(np.full_like(g_hi, mu), g_hi)
+            p_hi, p_lo = two_product(np.full_like(g_hi, mu), g_hi)
             block[rows] = (pr.S[JJ] - p_hi) + (pr.s_lo[JJ] - p_lo - mu * pr.g_lo[JJ])
             del g_hi, p_hi, p_lo
     # S, s_lo, R and g_lo are exactly symmetric, and so is every entry computed from them
@@ -150,7 +152,7 @@ def shifted_block(pr: Products, J):
     return mu, block
 
 
-def updated_basis(X: ozaki.FixedMatrix, W: np.ndarray, new_order, new_bits: int) -> ozaki.FixedMatrix:
+def updated_basis(X: FixedMatrix, W: np.ndarray, new_order, new_bits: int) -> FixedMatrix:
     """``X[:, new_order] + X (W - I)[:, new_order]`` (W given as ``W - I``) on the grid ``2**-new_bits``, column
     panel by column panel into one preallocated matrix of exponent ``_X_EXPONENT``.
 
@@ -169,7 +171,7 @@ def updated_basis(X: ozaki.FixedMatrix, W: np.ndarray, new_order, new_bits: int)
         Z = X.take_columns(cols)
         if top:
             # W's grid 2**-(new_bits + 24) in every panel
-            Wf = ozaki.FixedMatrix.from_float64(WJ, bits=max(1, w_bits + _exp_of(top)), digit_bits=b)
+            Wf = FixedMatrix.from_float64(WJ, bits=max(1, w_bits + _exp_of(top)), digit_bits=b)
             del WJ
             XW = ozaki.matmul(X, Wf, grid=-new_bits)
             del Wf
@@ -180,7 +182,7 @@ def updated_basis(X: ozaki.FixedMatrix, W: np.ndarray, new_order, new_bits: int)
         except ValueError as err:  # an entry beyond 2: the basis is no longer near orthonormal
             raise NoConvergence("refine_eigensystem: the refined basis diverged",
                                 remedy="a larger dps (clusters closer than the working precision)") from err
-    return ozaki.FixedMatrix(digits, _X_EXPONENT, b)
+    return FixedMatrix(digits, _X_EXPONENT, b)
 
 
 def _interval_clusters(linked: np.ndarray, order: np.ndarray) -> list[tuple[int, int]]:

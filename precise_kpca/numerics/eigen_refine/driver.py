@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from ...backends import ozaki
+from ...arith.fixed import FixedMatrix, chunked_digit_bits
 from ...errors import NoConvergence
 from ..eigen_fixed import mpf_matrix_to_fixed
 from . import checkpoint as _checkpoint
@@ -35,7 +35,7 @@ def refine_eigensystem(A, *, dps: int, tier: int = 1, k: int | None = None, max_
 
     Parameters
     ----------
-    A : ndarray of mpmath mpf, shape (N, N), or ozaki.FixedMatrix
+    A : ndarray of mpmath mpf, shape (N, N), or FixedMatrix
         Symmetric matrix, read exactly: mpf entries (any mpmath context), or a fixed-point matrix such as
         ``FixedMatrix.from_words([hi, lo], bits=input_bits(N, dps, tier))`` of a double-word Gram
         (:func:`precise_kpca.numerics.binary128_gram.scaled_gaussian_gram_words`), whose ``error_bound`` counts as
@@ -93,7 +93,7 @@ def _checked_arguments(A, dps, tier, k, input_error):
         raise ValueError(f"dps must be a positive integer, got {dps!r}")
     if not (isinstance(input_error, (int, float, np.floating)) and math.isfinite(input_error) and input_error >= 0):
         raise ValueError(f"input_error must be a finite nonnegative float, got {input_error!r}")
-    if isinstance(A, ozaki.FixedMatrix):
+    if isinstance(A, FixedMatrix):
         if A.shape[0] != A.shape[1]:
             raise ValueError(f"A must be a square matrix, got shape {A.shape}")
         n = A.shape[0]
@@ -111,7 +111,7 @@ def _checked_arguments(A, dps, tier, k, input_error):
 def _read_fixed(A, n, dps, tier, max_bits):
     """``(A_read, exp2, a_bits, read_rounding)``: A in the refiner's units (see :func:`_normalised_fixed`), read
     to the bits the tier needs (at most ``max_bits``), and a bound on the reading's ‖ΔA‖₂."""
-    if isinstance(A, ozaki.FixedMatrix):
+    if isinstance(A, FixedMatrix):
         A_read, exp2, a_bits, read_rounding = _normalised_fixed(A)
         if max_bits is not None and max_bits < a_bits:
             A_read = _exact(A_read.rounded(A_read.exponent + max_bits))
@@ -149,13 +149,13 @@ def input_bits(n: int, dps: int, tier: int = 1) -> int | None:
     return math.ceil(dps * LOG2_10) + 2 * max(1, math.ceil(math.log2(n))) + _A_GUARD + _MAX_GAP_BITS
 
 
-def _normalised_fixed(F: ozaki.FixedMatrix):
+def _normalised_fixed(F: FixedMatrix):
     """A ``FixedMatrix`` input in the refiner's units: ``(A_read, exp2, a_bits, read_rounding)`` with ``A_read``
     of exponent 1 on the grid ``2**-a_bits`` and ``F = A_read 2**(exp2 + a_bits)``; ``read_rounding`` bounds
     ``‖F_represented - F‖₂`` through F's entrywise ``error_bound`` (Frobenius ≤ n max)."""
     n = F.shape[0]
     shift = 1 - F.exponent
-    A_read = ozaki.FixedMatrix(F.digits, 1, F.digit_bits, 0.0)
+    A_read = FixedMatrix(F.digits, 1, F.digit_bits, 0.0)
     a_bits = -A_read.ulp_exp2
     exp2 = F.exponent - 1 - a_bits
     read_rounding = n * math.ldexp(float(F.error_bound), shift) * _NORM_SAFETY
@@ -179,7 +179,7 @@ class _Refiner:
             # perturbation of norm ≤ ‖A - Aᵀ‖_F / 2
             Z, z_exp = A_read.to_integers()
             self.asym = float(np.linalg.norm((A_read - A_read.T).to_float64())) / 2 * _NORM_SAFETY
-            A_read = ozaki.FixedMatrix.from_integers(Z + Z.T, z_exp - 1)
+            A_read = FixedMatrix.from_integers(Z + Z.T, z_exp - 1)
             self.exp2 = exp2 - 1
             a_bits += 1
         read_rounding += self.asym
@@ -193,7 +193,7 @@ class _Refiner:
         self.target = 10.0**-dps
         # digits of A and X: the widest the products take without re-splitting (22 bits on inner chunks of at
         # most 2048 beyond N = 2048: at N = 5404 about 10 % fewer slice GEMMs than 21 bits)
-        self.digit_bits = ozaki.chunked_digit_bits(n)
+        self.digit_bits = chunked_digit_bits(n)
         if tier == 1:
             target_bits = math.ceil(dps * LOG2_10)
             log2n = max(1, math.ceil(math.log2(n)))
@@ -298,7 +298,7 @@ class _Refiner:
         saved = _checkpoint.resumed_state(self)
         if saved is None:
             x_bits = _START_BITS
-            X = _exact(ozaki.FixedMatrix.from_float64(self.V0, bits=x_bits, digit_bits=self.digit_bits))
+            X = _exact(FixedMatrix.from_float64(self.V0, bits=x_bits, digit_bits=self.digit_bits))
             start, bits_used, stall = 0, 0, 0
             best = None  # (score, iteration, what the result needs) of the best checked basis
             self.rotated_scale = None

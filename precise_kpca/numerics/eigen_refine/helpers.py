@@ -6,14 +6,14 @@ import math
 
 import numpy as np
 
-from ...backends import ozaki
+from ...arith.fixed import FixedMatrix
 
 _CHUNK_ENTRIES = 1 << 21  # entries of one row chunk of the N×N float64 work in bounds and corrections
 
 
-def _exact(F: ozaki.FixedMatrix) -> ozaki.FixedMatrix:
+def _exact(F: FixedMatrix) -> FixedMatrix:
     """The same value with ``error_bound`` 0: a rounded matrix taken as the exact operand it now is."""
-    return ozaki.FixedMatrix(F.digits, F.exponent, F.digit_bits, 0.0)
+    return FixedMatrix(F.digits, F.exponent, F.digit_bits, 0.0)
 
 
 def _exp_of(x: float) -> int:

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...backends import ozaki
+from ...arith import ozaki
+from ...arith.fixed import FixedMatrix
 from ...errors import InternalCheckFailed
 from .helpers import _float_to_int, _int_to_float, _round_div, _symmetrise_words
 
@@ -47,7 +48,7 @@ def a_at(ref, bits):
     bits = min(bits, ref.a_bits)
     keep = -(-(bits + A.exponent) // A.digit_bits)
     if keep < A.n_digits:
-        A = ozaki.FixedMatrix(A.digits[:keep], A.exponent, A.digit_bits)
+        A = FixedMatrix(A.digits[:keep], A.exponent, A.digit_bits)
     return A, bits
 
 
@@ -82,7 +83,7 @@ def products(ref, X, x_bits, a_bits):
         for K in _sub_panels(J):
             X_up = _columns(X, slice(0, K.stop)).T
             S_K = ozaki.matmul(X_up, _columns(P_J, slice(K.start - J.start, K.stop - J.start)), grid=-s_frac)
-            s_parts.append(_diag_integers(ozaki.FixedMatrix(S_K.digits[:, K], S_K.exponent, S_K.digit_bits)))
+            s_parts.append(_diag_integers(FixedMatrix(S_K.digits[:, K], S_K.exponent, S_K.digit_bits)))
             delta_s = max(delta_s, float(S_K.error_bound))
             hi, lo = S_K.to_double_word()
             del S_K
@@ -135,12 +136,12 @@ def _set_upper_tile(hi_out: np.ndarray, lo_out: np.ndarray, K: slice, hi: np.nda
         M[K, : K.start] = tile[: K.start].T
 
 
-def _columns(F: ozaki.FixedMatrix, cols: slice) -> ozaki.FixedMatrix:
+def _columns(F: FixedMatrix, cols: slice) -> FixedMatrix:
     """Columns ``cols`` of ``F`` as a view of its digits (the slice GEMMs read strided operands in place)."""
-    return ozaki.FixedMatrix(F.digits[:, :, cols], F.exponent, F.digit_bits, F.error_bound)
+    return FixedMatrix(F.digits[:, :, cols], F.exponent, F.digit_bits, F.error_bound)
 
 
-def _diag_integers(F: ozaki.FixedMatrix) -> tuple[list, int]:
+def _diag_integers(F: FixedMatrix) -> tuple[list, int]:
     """Exact diagonal of a fixed-point matrix: integers ``d`` with ``F_ii = d * 2**ulp_exp2``."""
     n = min(F.shape)
     idx = np.arange(n)

@@ -9,7 +9,8 @@ import mpmath
 import numpy as np
 from mpmath import libmp
 
-from ...backends import ozaki
+from ...arith import ozaki
+from ...arith.fixed import FixedMatrix
 from ..eigen_fixed import ratio_to_mpf_tuple
 from . import helpers
 from .bounds import vector_bounds
@@ -71,7 +72,7 @@ class RefinedEigensystem:
 class Kept:
     """What the result needs of a checked basis (see :func:`keep`)."""
 
-    basis: ozaki.FixedMatrix  # tier 1: a copy of the returned columns; tier 2: the basis
+    basis: FixedMatrix  # tier 1: a copy of the returned columns; tier 2: the basis
     take: np.ndarray  # the returned columns of ``basis``
     cols: np.ndarray  # their indices in the checked basis
     x_bits: int
@@ -121,7 +122,7 @@ def _orthonormalised(ref, Y, R, x_bits):
     # ‖x̂' - x̂‖ ≤ 2 ‖K e‖ (1 + ω) for the normalised columns
     moved = 2.5 * np.linalg.norm(K, axis=0)
     top = float(np.max(np.abs(K)))
-    Kf = ozaki.FixedMatrix.from_float64(K, bits=x_bits + 40 + _exp_of(top), digit_bits=Y.digit_bits)
+    Kf = FixedMatrix.from_float64(K, bits=x_bits + 40 + _exp_of(top), digit_bits=Y.digit_bits)
     YK = ozaki.matmul(Y, Kf, grid=-(x_bits + 32))
     Z = Y + YK
     del YK

@@ -5,6 +5,9 @@ bits, exactly. python-flint multiplies integer matrices at C speed (multi-modula
 ``fmpq_mat`` normalises every entry by a gcd (orders of magnitude slower at N in the thousands); the Ozaki scheme
 (:mod:`.ozaki`) is the faster route for N×N factors of ~120 bits. :class:`Dyadic` is the thin exact layer between
 them: every operation below is exact (no rounding anywhere) except :meth:`Dyadic.rounded`, which says so.
+
+mpf matrices (any context) enter by one rounding to a common grid: :func:`fixed_point_integers` (the integers and
+exponent), :func:`mpf_matrix_to_dyadic` (as a :class:`Dyadic`).
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from fractions import Fraction
 import flint
 import numpy as np
 
-from .ozaki import FixedMatrix
+from .fixed import FixedMatrix
 
 
 @dataclass(frozen=True)
@@ -166,11 +169,29 @@ def _fraction(numerator: int, exp2: int) -> Fraction:
     return Fraction(numerator * (1 << exp2)) if exp2 >= 0 else Fraction(numerator, 1 << -exp2)
 
 
+def fixed_point_integers(a: np.ndarray, bits: int) -> tuple[list, int]:
+    """Row-major integers Z and exponent e with a ≈ Z·2**e, rounding below 2**-bits of the largest entry.
+
+    Entries are read exactly from their ``_mpf_`` tuples (any mpmath context); each is rounded once, to
+    nearest with ties away from zero.
+    """
+    tuples = [x._mpf_ for x in np.asarray(a).ravel()]
+    top = max((t[2] + t[3] for t in tuples if t[1]), default=0)
+    e0 = top - bits
+    out = []
+    for sign, man, exp, _ in tuples:
+        if not man:
+            out.append(0)
+            continue
+        k = exp - e0
+        v = man << k if k >= 0 else (man + (1 << (-k - 1))) >> -k
+        out.append(-int(v) if sign else int(v))
+    return out, e0
+
+
 def mpf_matrix_to_dyadic(a: np.ndarray, bits: int) -> Dyadic:
     """An object array of mpf (any context) rounded once to a common grid 2**(top − bits) (see
-    :func:`precise_kpca.backends.mp.fixed_point_integers`)."""
-    from .mp import fixed_point_integers
-
+    :func:`fixed_point_integers`)."""
     a = np.asarray(a, dtype=object)
     if a.ndim == 1:
         a = a[:, None]
