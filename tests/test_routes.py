@@ -5,6 +5,7 @@ result against the independent reference (tests/reference.py) with :func:`tests.
 rigorous intervals contain it, heuristic values agree with it to the digits they claim.
 """
 import itertools
+import math
 import warnings
 from fractions import Fraction
 
@@ -228,3 +229,20 @@ def test_the_eigenvalue_measure_past_the_float64_residual_is_enclosed(ran):
     m = precise_kpca.measure(X, "eigenvalue", Fraction(2) ** 400)
     assert m.route.engine == "structured-enclosure" and not m.short and m.certified_digits >= 10
     assert check_measurement(m, X) == "rigorous"
+
+
+def test_a_linear_tie_is_named_where_every_route_fails_first_on_the_gaussian_side(data_dir):
+    """tic-tac-toe at σ = 2⁻⁴: the binary128 enclosure of every group up to k = 5 meets the board's forced Gaussian
+    pairs and the structured range has not begun, but k = 2 cuts an exact linear tie (eigenvalues 1 and 2), so the
+    refusal carries that proof (it said "no rigorous route applies"); k = 1 cuts no linear tie and keeps the routes'
+    reasons."""
+    from precise_kpca.datasets import load
+
+    X = load("tic-tac-toe", data_dir=data_dir)
+    for name in ("eigenprojection", "pc"):
+        m = _quiet_measure(X, name, sigma=Fraction(1, 16), k=2, digits=10)
+        assert m.guarantee == "none" and math.isnan(m.normalized)
+        assert m.reason.startswith("not determined: linear eigenvalues 1 and 2 are equal"), m.reason
+        assert "multiplicity 2 of the integer characteristic polynomial" in m.reason
+    m = _quiet_measure(X, "eigenprojection", sigma=Fraction(1, 16), k=1, digits=10)
+    assert m.guarantee == "none" and m.reason.startswith("no rigorous route applies"), m.reason

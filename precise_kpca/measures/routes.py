@@ -283,8 +283,35 @@ def run(X: np.ndarray, the_plan: Plan, *, tau: float = 1e-6, aggregate: str = "m
         best = _with_notes(best, notes)
         warnings.warn(f"{name} at sigma={sigma}: {best.reason}", RuntimeWarning, stacklevel=3)
         return best
+    tie = _linear_tie(X, name, k or 1, tau)
+    if tie is not None:
+        return results.undetermined(name, sigma, k, reason=f"not determined: {tie}", start=start, digits=digits)
     return results.undetermined(name, sigma, k, reason="no rigorous route applies: " + "; ".join(notes),
                                 start=start, digits=digits)
+
+
+def _linear_tie(X: np.ndarray, name: str, k: int, tau: float) -> Undetermined | None:
+    """The exact linear tie that leaves an eigenvector measure undetermined at every σ, where no route got as far
+    as checking it (a route can fail first on the Gaussian side: tic-tac-toe at σ = 2⁻⁴, whose shared enclosure of
+    every group up to k = 5 meets the board's forced Gaussian pairs, reported k = 2 as "no route applies" although
+    linear eigenvalues 1 and 2 are exactly equal). The linear side is σ-independent and cached per data set."""
+    if name not in ("eigenprojection", "pc"):
+        return None
+    from .enclosed import linear_for
+    from .intervals import linear_groups_exact
+
+    lin = linear_for(X)
+    if k > lin.rank:
+        return None
+    try:
+        groups = linear_groups_exact(lin, k, tau) if name == "eigenprojection" else [(i, i + 1) for i in range(k)]
+        for s, t in groups:
+            lin.sin_theta(s, t)  # raises Undetermined where an edge of the group cuts an exact tie
+    except Undetermined as exc:
+        return exc
+    except InsufficientPrecision:
+        return None
+    return None
 
 
 def _with_notes(m: Measurement, notes) -> Measurement:
