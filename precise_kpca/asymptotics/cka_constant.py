@@ -26,6 +26,7 @@ from scipy.special import expit
 from scipy.spatial.distance import pdist, squareform
 
 from ..arith.rounding import float_down, float_up
+from ..backends.base import as_fraction
 from ..errors import InsufficientPrecision, InternalCheckFailed
 from ..measures import measure
 from ..measures.cka_enclosed import cka_upper_over
@@ -133,7 +134,7 @@ def sup_bounds(X, *, tolerance=Fraction(1, 4), max_evaluations: int = 200) -> Su
     X = check_data(X)
     with flint.ctx.workprec(_BALL_PREC):
         rho2 = flint.arb(ExactEccentricity(X).rho_squared())
-        rho2_lo, rho2_hi = (_fraction(end) for end in arb_ends(rho2))
+        rho2_lo, rho2_hi = (as_fraction(end) for end in arb_ends(rho2))
         half = float_down(arb_ends(rho2.sqrt())[0]) / 2  # a float at or below ρ/2
     e = math.frexp(half)[1] - 8
     start = Fraction(math.floor(half / 2.0**e)) * Fraction(2) ** e
@@ -147,7 +148,7 @@ def sup_bounds(X, *, tolerance=Fraction(1, 4), max_evaluations: int = 200) -> Su
         nonlocal best, at, count
         count += 1
         try:
-            gap = _fraction(cka_upper_over(X, a, b))
+            gap = as_fraction(cka_upper_over(X, a, b))
         except InsufficientPrecision:
             return math.inf
         if b != math.inf and 4 * b * b >= rho2_hi:  # b ≥ ρ/2: a certified value of the ratio there
@@ -168,11 +169,6 @@ def sup_bounds(X, *, tolerance=Fraction(1, 4), max_evaluations: int = 200) -> Su
     return SupBounds(best, upper, at, count, upper <= (1 + tolerance) * best)
 
 
-def _fraction(v) -> Fraction:
-    """An exact binary mpf as a Fraction."""
-    sign, man, exp, _ = v._mpf_
-    value = int(man) * Fraction(2) ** exp
-    return -value if sign else value
 
 
 # -- heuristic search ------------------------------------------------------------------------------------------
