@@ -340,6 +340,9 @@ def _descending_eigh(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return w[::-1].copy(), V[:, ::-1].copy()
 
 
+_UNIT_ROUNDOFF = np.finfo(np.float64).eps / 2  # u = 2⁻⁵³: one float64 rounding is within u relative
+
+
 def _odd_block(A_f: np.ndarray, pi: np.ndarray, delta: Fraction, top: float) -> tuple[np.ndarray, Fraction, Fraction]:
     """M_f (float64, exactly symmetric) with ‖M − M_f‖_F ≤ delta_M for M = A(I − P)/2 + c(I + P)/2, and c.
 
@@ -359,7 +362,7 @@ def _odd_block(A_f: np.ndarray, pi: np.ndarray, delta: Fraction, top: float) -> 
     shift[np.arange(n), pi] += float(c) / 2
     M = half_diff + shift
     M_f = np.triu(M) + np.triu(M, 1).T
-    rounding = 2.0**-53 * (np.abs(half_diff) + np.abs(M)) * (1 + 2.0**-40) + 2.0**-1070
+    rounding = _UNIT_ROUNDOFF * (np.abs(half_diff) + np.abs(M)) * (1 + 2.0**-40) + 2.0**-1070
     delta_m = Fraction(3, 2) * (delta + Fraction(frobenius_up(rounding)))
     return M_f, delta_m, c
 
