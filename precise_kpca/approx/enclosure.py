@@ -23,7 +23,8 @@ to ``acb_mat.eig``. Steps:
    j ≤ t, with ``e ≥ ‖B₁₂‖_F ≥ ‖B₁₂‖₂``. t grows from ℓ until such a gap is found.
 
 Every step after (1) is ball arithmetic (python-flint, directed rounding of the radii), so the enclosures hold for
-every matrix in the ball, in particular for the exact matrix the ball was computed from.
+every matrix in the ball, in particular for the exact matrix the ball was computed from. The theorems are those of
+:mod:`precise_kpca.certify.theorems` (``ostrowski`` and ``li_li_radius`` in its ball arithmetic).
 """
 from __future__ import annotations
 
