@@ -39,7 +39,6 @@ class Arithmetic:
 
     Attributes
     ----------
-    name : str
     sqrt_down : callable
         A value whose lowest end is ≤ √x (x ≥ 0).
     lower, upper : callable
@@ -48,7 +47,6 @@ class Arithmetic:
         A total order on ``lower``/``upper`` ends (for ``min``/``max``).
     """
 
-    name: str
     sqrt_down: Callable
     lower: Callable
     upper: Callable
@@ -64,8 +62,8 @@ def _arb_point(x) -> Fraction:
     return Fraction(man) * Fraction(2) ** exp
 
 
-EXACT = Arithmetic("exact", rounding.sqrt_down, _same, _same, _same)
-BALL = Arithmetic("ball", lambda x: x.sqrt(), lambda x: x.lower(), lambda x: x.upper(), _arb_point)
+EXACT = Arithmetic(rounding.sqrt_down, _same, _same, _same)
+BALL = Arithmetic(lambda x: x.sqrt(), lambda x: x.lower(), lambda x: x.upper(), _arb_point)
 
 
 # -- eigenvalues ----------------------------------------------------------------------------------------------
@@ -79,6 +77,12 @@ def weyl(low, high, norm):
     Returns
     -------
     (low − norm, high + norm)
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> weyl(Fraction(2), Fraction(3), Fraction(1, 4))
+    (Fraction(7, 4), Fraction(13, 4))
     """
     return low - norm, high + norm
 
@@ -161,6 +165,14 @@ def kato_temple(theta_low, theta_high, eps2, alpha=None, beta=None):
     (low, high) or None
         None where the hypotheses do not hold (θ outside (α, β); for an interval θ, ε not below its distance to α
         and β).
+
+    Examples
+    --------
+    A = diag(3, 1), u = (1, 1)/√2: θ = 2, ε² = 1, and with α = 1 the bound is attained (λ₁ = 3).
+
+    >>> from fractions import Fraction
+    >>> kato_temple(Fraction(2), Fraction(2), Fraction(1), alpha=Fraction(1))
+    (Fraction(2, 1), Fraction(3, 1))
     """
     if (alpha is not None and not alpha < theta_low) or (beta is not None and not theta_high < beta):
         return None
@@ -186,6 +198,14 @@ def li_li_radius(eps, eta, *, arith: Arithmetic | None = EXACT):
     arith : Arithmetic or None
         Its ``sqrt_down`` bounds the root below; None: the root-free ``ε²/η`` (the root ≥ η; at most twice the
         sharp radius).
+
+    Examples
+    --------
+    ``[[a, 2], [2, a − 3]]`` has λ₁ = a + 1: the radius is attained.
+
+    >>> from fractions import Fraction
+    >>> li_li_radius(Fraction(2), Fraction(3)), li_li_radius(Fraction(2), Fraction(3), arith=None)
+    (Fraction(1, 1), Fraction(4, 3))
     """
     e2 = eps * eps
     if arith is None:
