@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from precise_kpca.arith.dyadic import Dyadic, mpf_matrix_to_dyadic
-from precise_kpca.certify import angles, eigen_enclosure
+from precise_kpca.certify import angles, theorems
 from precise_kpca.certify import linear_enclosure as linear_module
 from precise_kpca.certify import perturbed_enclosure as perturbed
 from precise_kpca.measures import enclosed, intervals, structured_enclosed
@@ -367,13 +367,13 @@ def test_binary128_kato_temple(monkeypatch):
     assert _contains(enc.lower[0], mu0, enc.upper[0])
     assert _one_sided_tight(enc.lower[0], mu0, enc.upper[0])
 
-    kato_temple = eigen_enclosure._kato_temple
+    kato_temple = theorems.kato_temple
 
-    def tighter(theta, eps2, alpha, beta):
-        bound = kato_temple(theta, eps2, alpha, beta)
-        return None if bound is None else [_shrunk_toward(theta, *bound[0])]
+    def tighter(theta_low, theta_high, eps2, alpha=None, beta=None):
+        bound = kato_temple(theta_low, theta_high, eps2, alpha, beta)
+        return None if bound is None else _shrunk_toward((theta_low + theta_high) / 2, *bound)
 
-    monkeypatch.setattr(eigen_enclosure, "_kato_temple", tighter)
+    monkeypatch.setattr(theorems, "kato_temple", tighter)
     enclosed._enclosure_cached.cache_clear()
     enc = enclosed.spectrum_enclosure(X, sigma)
     assert not _contains(enc.lower[0], mu0, enc.upper[0])

@@ -23,7 +23,8 @@ to ``acb_mat.eig``. Steps:
    j ≤ t, with ``e ≥ ‖B₁₂‖_F ≥ ‖B₁₂‖₂``. t grows from ℓ until such a gap is found.
 
 Every step after (1) is ball arithmetic (python-flint, directed rounding of the radii), so the enclosures hold for
-every matrix in the ball, in particular for the exact matrix the ball was computed from.
+every matrix in the ball, in particular for the exact matrix the ball was computed from. The theorems are those of
+:mod:`precise_kpca.certify.theorems` (``ostrowski`` and ``li_li_radius`` in its ball arithmetic).
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from fractions import Fraction
 import flint
 import numpy as np
 
+from ..certify import theorems
 from ..errors import InsufficientPrecision
 from ..measures.measurement import GUARANTEES, exact_mpf, interval_digits
 
@@ -300,15 +302,7 @@ def basis_enclosures(A: flint.arb_mat, V: flint.arb_mat, t: int) -> list[flint.a
     top = _split_enclosures(B, t) if omega < 1 else None
     if top is None:
         return None
-    return [_ostrowski(lam, omega) for lam in top]
-
-
-def _ostrowski(lam: flint.arb, omega: flint.arb) -> flint.arb:
-    """The hull of λ/θ over λ in the ball and θ ∈ [1 − ω, 1 + ω], from its four corners (tighter than ball division)."""
-    corners = [end / factor for end in (lam.lower(), lam.upper()) for factor in (1 - omega, 1 + omega)]
-    low = min((c.lower() for c in corners), key=_exact_point)
-    high = max((c.upper() for c in corners), key=_exact_point)
-    return low.union(high)
+    return [flint.arb.union(*theorems.ostrowski(lam.lower(), lam.upper(), omega, arith=theorems.BALL)) for lam in top]
 
 
 def _split_enclosures(B: flint.arb_mat, t: int) -> list[flint.arb] | None:
@@ -325,7 +319,7 @@ def _split_enclosures(B: flint.arb_mat, t: int) -> list[flint.arb] | None:
     if not eta > 0:
         return None
     e = frobenius_upper(B[i, j] for i in range(t) for j in range(t, p))
-    radius = (e * e / eta).upper()
+    radius = theorems.li_li_radius(e, eta, arith=None).upper()
     return [lam + flint.arb(0, radius) for lam in top]
 
 

@@ -48,6 +48,7 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 from ..arith.dyadic import Dyadic
 from ..arith.fixed import FixedMatrix
 from ..arith.rounding import sqrt_up
+from ..certify import theorems
 from ..certify.eigen_enclosure import enclose_eigensystem
 from ..certify.linear_enclosure import ExactLinear, exact_linear
 from ..certify.perturbed_enclosure import _pivot_columns
@@ -219,8 +220,8 @@ def _top_eigenvalue_of_ball(gram: flint.arb_mat) -> tuple[Fraction, Fraction]:
     k_int = flint.fmpz_mat(size, size, [m << (e - common) for m, e in mids])  # midpoints exactly, over 2^-common
     radius = max(_arb_rad(x) for x in entries)
     lo, hi = _top_eigenvalue(k_int, 1 << -common)
-    spread = size * radius  # Weyl: ‖true − mid‖₂ ≤ ‖·‖_F ≤ size · max radius
-    return max(lo - spread, Fraction(0)), hi + spread
+    lo, hi = theorems.weyl(lo, hi, size * radius)  # ‖true − mid‖₂ ≤ ‖·‖_F ≤ size · max radius
+    return max(lo, Fraction(0)), hi
 
 
 def _top_eigenvalue(k_int: flint.fmpz_mat, den: int) -> tuple[Fraction, Fraction]:
@@ -292,8 +293,9 @@ def _dense_null_top(exact: ExactLinear, q: flint.fmpz_mat, q_ints: np.ndarray, q
     frob = sqrt_up(max(frob2, Fraction(0)))
     lower = max(theta, frob2 / trace_b)  # Σν² ≤ ν₁ Σν for ν ⪰ 0
     alpha = sqrt_up(max(alpha2, Fraction(0)))
-    if alpha < theta:
-        upper, method = min(frob, theta + eps2 / (theta - alpha)), "dense: Rayleigh quotient and Kato–Temple"
+    bound = theorems.kato_temple(theta, theta, eps2, alpha)  # None: θ not above α
+    if bound is not None:
+        upper, method = min(frob, bound[1]), "dense: Rayleigh quotient and Kato–Temple"
     else:
         upper, method = frob, "dense: Rayleigh quotient and Frobenius norm (top not isolated)"
     if upper < lower:

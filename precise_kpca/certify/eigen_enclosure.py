@@ -21,7 +21,7 @@ the read-out error; its spectral norm, and ω ≥ ‖X̂ᵀX̂ − I‖₂, are 
 ``‖M‖₂ ≤ ‖(MᵀM)ᵀ(MᵀM)‖_F^{1/4}`` (float64 GEMMs, error ≤ γ_n|M|ᵀ|M| entrywise): a factor ~N^{1/8} above the
 spectral norm instead of the Frobenius norm's ~N^{1/2}.
 
-Theorems used:
+Theorems used (each implemented once, in :mod:`.theorems`):
 
 1. *Weyl*: ``|λᵢ(M) − λᵢ(M')| ≤ ‖M − M'‖₂`` for symmetric M, M' (eigenvalues sorted alike).
 2. *Global enclosure* (Weyl after an exactly orthogonal similarity; sharper than Ostrowski + Weyl on
@@ -79,6 +79,7 @@ from ..arith.fixed import FixedMatrix, digit_bits_for
 from ..arith.rounding import float_down, float_up, frobenius_up, spectral_up, sqrt_down, sqrt_up
 from ..backends.base import as_fraction
 from ..errors import InternalCheckFailed
+from . import theorems
 from .ritz import gram_lower_bound, ritz_pencil
 
 __all__ = ["EigenEnclosure", "GroupBound", "enclose_eigensystem"]
@@ -239,11 +240,35 @@ def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, ma
     """
     start_time = time.perf_counter()
     values, vectors, delta, k, groups = _validate(A_hp, delta, values, vectors, k, groups)
-    n = len(values)
     if max_vector_bits is None:
         # a fourth digit would cost a third more GEMMs for entries below 2**-10 of the largest, whose rounding
         # at 2**-63 is far below the residuals
-        max_vector_bits = 3 * digit_bits_for(n)
+        max_vector_bits = 3 * digit_bits_for(len(values))
+    p = _products(A_hp, values, vectors, max_vector_bits)
+    products = time.perf_counter()
+    enc = _bounds(A_hp, p, Fraction(delta), k, groups, max_block, prec)
+    return replace(enc, seconds={"products": products - start_time, "bounds": time.perf_counter() - products})
+
+
+@dataclass(frozen=True)
+class _Products:
+    """What the bounds read of the products (step 1 of :func:`enclose_eigensystem`): X̂ as multiplied (exact fixed
+    point), F = X̂ − X, the exact column dots ‖x̂ᵢ‖², x̂ᵢᵀPᵢ, ‖Pᵢ‖² (P = A_hp X̂), ω ≥ ‖X̂ᵀX̂ − I‖₂, the float64
+    residual R̃ with ‖R − R̃‖_F ≤ r_err, and λ̂ exactly."""
+
+    X: FixedMatrix
+    F: np.ndarray
+    xx: list
+    xp: list
+    pp: list
+    omega: float
+    R: np.ndarray
+    r_err: Fraction
+    lam: list
+
+
+def _products(A_hp, values, vectors, max_vector_bits: int) -> _Products:
+    """The Ozaki products ``X̂ᵀX̂`` and ``A_hp X̂`` and what the bounds read of them (module docstring)."""
     X = FixedMatrix.from_float64(vectors, bits=min(_exact_bits(vectors), max_vector_bits))
     # A float64 rounded to a coarser grid is a float64 again, so to_float64 (faithful) returns it exactly;
     # F = X̂ − (what was multiplied) is then exact too (a float minus its rounding to a coarser grid).
@@ -257,50 +282,44 @@ def enclose_eigensystem(A_hp, delta, values, vectors, *, k: int, groups=None, ma
     xp = _fractions(*ozaki.column_dots(X, P))
     pp = _fractions(*ozaki.column_dots(P, P))
     R, r_err = _residual_matrix(P, X, vectors - F, values)
-    del P
-    products = time.perf_counter()
+    return _Products(X=X, F=F, xx=xx, xp=xp, pp=pp, omega=omega, R=R, r_err=r_err,
+                     lam=[Fraction(float(v)) for v in values])
 
-    lam = [Fraction(float(v)) for v in values]
-    rr = [p - 2 * lv * q + lv * lv * x for p, q, x, lv in zip(pp, xp, xx, lam)]  # ‖rᵢ‖², exact
+
+def _bounds(A_hp, p: _Products, d: Fraction, k: int, groups, max_block: int, prec: int) -> EigenEnclosure:
+    """Theorems 1–5 of the module docstring on the exact scalars of the products (``seconds`` left empty)."""
+    n, lam, xx, om = len(p.lam), p.lam, p.xx, Fraction(p.omega)
+    rr = [q - 2 * lv * r + lv * lv * x for q, r, x, lv in zip(p.pp, p.xp, xx, lam)]  # ‖rᵢ‖², exact
     if min(rr) < 0:
         raise InternalCheckFailed("negative squared residual: the products are not exact")
-    theta = [q / x for q, x in zip(xp, xx)]
+    theta = [q / x for q, x in zip(p.xp, xx)]
     eps2 = [(r - (t - lv) ** 2 * x) / x for r, t, lv, x in zip(rr, theta, lam, xx)]
-    om = Fraction(omega)
-    rr_total = sum(rr)
 
     def residual_norm(s, t):  # ‖A_hp X̂_J − X̂_J Λ̂_J‖₂ ≤ min(exact Frobenius, spectral bound of the float64 R)
-        return min(sqrt_up(sum(rr[s:t])), spectral_up(R[:, s:t], r_err, levels=1))
+        return min(sqrt_up(sum(rr[s:t])), spectral_up(p.R[:, s:t], p.r_err, levels=1))
 
     residual_all = residual_norm(0, n)
-    rho = (residual_all + (1 - sqrt_down(1 - om)) * (lam[0] - lam[-1])) / sqrt_down(1 - om)
+    rho = theorems.global_radius(residual_all, om, lam[0] - lam[-1])
     new_lo, new_hi, method = _quadratic_bounds(
-        A_hp, X, [v - rho for v in lam], [v + rho for v in lam], theta, eps2, residual_norm, om, max_block, prec
+        A_hp, p.X, [v - rho for v in lam], [v + rho for v in lam], theta, eps2, residual_norm, om, max_block, prec
     )
-    d = Fraction(delta)
-    lo_a = [v - d for v in new_lo]
-    hi_a = [v + d for v in new_hi]
-
-    sqrt_xx = [sqrt_up(x) for x in xx]
-    group_bounds = tuple(_davis_kahan(s, t, lam, residual_norm(s, t), om, d, lo_a, hi_a, F) for s, t in groups)
-    norm_lo = max(lo_a[0], -hi_a[-1], Fraction(0))
-    norm_hi = max(hi_a[0], -lo_a[-1])
+    lo_a, hi_a = (list(ends) for ends in zip(*(theorems.weyl(lo, hi, d) for lo, hi in zip(new_lo, new_hi))))
+    group_bounds = tuple(_davis_kahan(s, t, lam, residual_norm(s, t), om, d, lo_a, hi_a, p.F) for s, t in groups)
     return EigenEnclosure(
         lower=np.array([_mpf(v, prec, libmp.round_floor) for v in lo_a], dtype=object),
         upper=np.array([_mpf(v, prec, libmp.round_ceiling) for v in hi_a], dtype=object),
         method=tuple(method),
         rayleigh=np.array([_mpf(t, prec, libmp.round_nearest) for t in theta], dtype=object),
         rayleigh_residuals=np.array([float_up(sqrt_up(e) + d) for e in eps2]),
-        residual_norms=np.array([float_up(sqrt_up(r) + d * s) for r, s in zip(rr, sqrt_xx)]),
-        residual_frobenius=float_up(sqrt_up(rr_total) + d * sqrt_up(1 + om) * sqrt_up(Fraction(n))),
+        residual_norms=np.array([float_up(sqrt_up(r) + d * sqrt_up(x)) for r, x in zip(rr, xx)]),
+        residual_frobenius=float_up(sqrt_up(sum(rr)) + d * sqrt_up(1 + om) * sqrt_up(Fraction(n))),
         residual_spectral=float_up(residual_all + d * sqrt_up(1 + om)),
-        omega=omega,
+        omega=p.omega,
         global_radius=float_up(rho),
         delta=float_up(d),
         groups=group_bounds,
-        norm_bounds=(float_down(norm_lo), float_up(norm_hi)),
+        norm_bounds=(float_down(max(lo_a[0], -hi_a[-1], Fraction(0))), float_up(max(hi_a[0], -lo_a[-1]))),
         k=k,
-        seconds={"products": products - start_time, "bounds": time.perf_counter() - products},
     )
 
 
@@ -410,25 +429,17 @@ def _residual_matrix(P, X, x, values):
     return out, err
 
 
-def _overlap_runs(lo, hi) -> list[tuple[int, int]]:
-    """Maximal runs of consecutive eigenvalues whose enclosures overlap (descending order)."""
-    runs, start = [], 0
-    for i in range(1, len(lo) + 1):
-        if i == len(lo) or hi[i] < lo[i - 1]:
-            runs.append((start, i))
-            start = i
-    return runs
-
-
 def _quadratic_bounds(A_hp, X, lo, hi, theta, eps2, residual_norm, om, max_block, prec):
     """Sharpen the global enclosures ``[lo, hi]`` of A_hp's eigenvalues where they isolate runs: Kato–Temple for
     single eigenvalues, the Li–Li block bound for runs of at most ``max_block``. Returns (lo, hi, method)."""
     n = len(lo)
     new_lo, new_hi = list(lo), list(hi)
     method = ["global"] * n
-    for s, t in _overlap_runs(lo, hi):
+    for s, t in theorems.overlap_runs(lo, hi):
         if t - s == 1:
-            bound = _kato_temple(theta[s], eps2[s], hi[s + 1] if s + 1 < n else None, lo[s - 1] if s > 0 else None)
+            bound = theorems.kato_temple(theta[s], theta[s], eps2[s], hi[s + 1] if s + 1 < n else None,
+                                         lo[s - 1] if s > 0 else None)
+            bound = None if bound is None else [bound]
             tag = "kato-temple"
         elif t - s <= max_block:
             bound = _block(A_hp, X.take_columns(np.arange(s, t)), s, residual_norm(s, t), om, lo, hi, prec)
@@ -446,15 +457,6 @@ def _quadratic_bounds(A_hp, X, lo, hi, theta, eps2, residual_norm, om, max_block
     return new_lo, new_hi, method
 
 
-def _kato_temple(theta: Fraction, eps2: Fraction, alpha, beta):
-    """Kato–Temple enclosure of the only eigenvalue in (alpha, beta) (None: ±∞); None if θ is outside."""
-    if (alpha is not None and not alpha < theta) or (beta is not None and not theta < beta):
-        return None
-    low = theta if beta is None else theta - eps2 / (beta - theta)
-    high = theta if alpha is None else theta + eps2 / (theta - alpha)
-    return [(low, high)]
-
-
 def _block(A_hp, Y, s, residual, om, lo, hi, prec):
     """Li–Li bound around the Ritz values of span Y = X̂[:, s:t]; None when they are not separated."""
     n, t = len(lo), s + Y.shape[1]
@@ -463,20 +465,8 @@ def _block(A_hp, Y, s, residual, om, lo, hi, prec):
     pencil = ritz_pencil(M, H, prec=prec)
     if pencil is None:
         return None
-    ritz = pencil.values
     eps = residual / sqrt_down(1 - om)  # ‖R_J‖₂ / σ_min(Y), σ_min(Y)² ≥ 1 − ω
-    above = lo[s - 1] - eps if s > 0 else None
-    below = hi[t] + eps if t < n else None
-    dists = [d for r_lo, r_hi in ritz for d in ((above - r_hi) if above is not None else None,
-                                                 (r_lo - below) if below is not None else None) if d is not None]
-    if not dists:  # the whole spectrum: the Ritz values are the eigenvalues (U is a basis of ℝᴺ)
-        return ritz
-    eta = min(dists)
-    if eta <= 0:
-        return None
-    e2 = eps * eps
-    radius = 2 * e2 / (eta + sqrt_down(eta * eta + 4 * e2))
-    return [(r_lo - radius, r_hi + radius) for r_lo, r_hi in ritz]
+    return theorems.li_li(pencil.values, eps, lo[s - 1] if s > 0 else None, hi[t] if t < n else None)
 
 
 def ritz_subspace_sin_theta(G: flint.fmpq_mat, H: flint.fmpq_mat, Q: flint.fmpq_mat, delta, lower, upper,
@@ -509,15 +499,13 @@ def ritz_subspace_sin_theta(G: flint.fmpq_mat, H: flint.fmpq_mat, Q: flint.fmpq_
         return None
     ritz = pencil.values
     eps = sqrt_up(pencil.residual2 / lam_min) + Fraction(delta)
-    r_lo, r_hi = ritz[-1][0], ritz[0][1]
-    gaps = ([as_fraction(lower[start - 1]) - r_hi] if start > 0 else []) + \
-        ([r_lo - as_fraction(upper[stop])] if stop < len(lower) else [])
-    if not gaps:
+    eta = theorems.davis_kahan_gap(ritz[-1][0], ritz[0][1], as_fraction(lower[start - 1]) if start > 0 else None,
+                                   as_fraction(upper[stop]) if stop < len(lower) else None)
+    if eta is None:
         return Fraction(0)
-    eta = min(gaps)
     if eta <= 0 or eps >= eta:
         return None
-    return eps / eta
+    return theorems.sin_theta(eps, eta)
 
 
 def fmpq_matrix(fixed) -> flint.fmpq_mat:
@@ -530,17 +518,15 @@ def _davis_kahan(s, t, lam, residual_hp, om, d, lo_a, hi_a, F) -> GroupBound:
     n = len(lam)
     residual = residual_hp + d * sqrt_up(1 + om)  # ‖A X̂_J − X̂_J Λ̂_J‖₂ (‖X̂_J‖₂² ≤ 1 + ω)
     res_float = float_up(residual)
-    a, b = lam[t - 1], lam[s]
-    gaps = ([lo_a[s - 1] - b] if s > 0 else []) + ([a - hi_a[t]] if t < n else [])
-    if not gaps:
+    gap = theorems.davis_kahan_gap(lam[t - 1], lam[s], lo_a[s - 1] if s > 0 else None, hi_a[t] if t < n else None)
+    if gap is None:
         return GroupBound(s, t, 0.0, None, res_float, "")  # the whole space: no angle
-    gap = min(gaps)
     if gap <= 0:
         return GroupBound(s, t, None, None, res_float,
                           f"eigenvalues {s}..{t - 1} are not separated from the others by the enclosures")
     f = Fraction(frobenius_up(F[:, s:t]))
     denominator = sqrt_down(1 - om) - f
-    sin = (residual / gap + f) / denominator if denominator > 0 else None
+    sin = (theorems.sin_theta(residual, gap) + f) / denominator if denominator > 0 else None
     if sin is None or sin >= 1:
         return GroupBound(s, t, None, float_down(gap), res_float,
                           f"residual {res_float:.3g} is too large for the gap {float(gap):.3g} (bound ≥ 1)")

@@ -59,7 +59,7 @@ import numpy as np
 from ..arith.dyadic import Dyadic
 from ..arith.rounding import float_up, frobenius_up, spectral_up, sqrt_down, sqrt_up
 from ..errors import InsufficientPrecision, InternalCheckFailed
-from . import perturbed_enclosure
+from . import perturbed_enclosure, theorems
 
 _U = Fraction(1, 2**53)
 _MAX_MERGES = 64  # run-merging passes before the enclosure gives up (each pass merges at least one pair)
@@ -168,19 +168,15 @@ def _initial_runs(w, col_r, col_err, norms2, delta) -> list[tuple[int, int]]:
     """Runs from the single-vector residual intervals (overlapping ones joined)."""
     radius = [(float(r) + float(e)) / np.sqrt(max(n2, 0.25)) * (1 + 2.0**-40) + float(delta) * 1.01
               for r, e, n2 in zip(col_r, col_err, norms2)]
-    runs, start = [], 0
-    for i in range(1, len(w) + 1):
-        if i == len(w) or w[i - 1] - radius[i - 1] > w[i] + radius[i]:
-            runs.append((start, i))
-            start = i
-    return runs
+    return theorems.overlap_runs([v - r for v, r in zip(w, radius)], [v + r for v, r in zip(w, radius)])
 
 
 _INFLATE = 1 + 2.0**-44  # ≥ (1 + 2⁻⁵²)^k for the k < 64 roundings of one radius in float64 (all terms ≥ 0)
 
 
 def _single_radii(col_r, col_err, norms2, delta, gamma) -> np.ndarray:
-    """ρ_J of :func:`_run_radius` for every run of one vector, shape (N,), in float64 rounded upward.
+    """ρ_J of :func:`_run_radius` for every run of one vector, shape (N,), in float64 rounded upward: the spread-0
+    case of :func:`.theorems.kahan_cluster_radius`, vectorised in float64 with directed margins.
 
     For one vector the spread is 0 and the norms are scalars: ω = |fl(vᵀv) − 1| + fl(vᵀv)·γ_N/(1 − γ_N)
     (fl(vᵀv) − 1 is exact near 1, Sterbenz), residual = ‖r‖ + its error + δ√(1 + ω), ρ = residual/(1 − ω). Each
@@ -209,10 +205,7 @@ def _run_radius(V, R, err_entries, w, run, delta, gamma) -> Fraction:
     r_err = Fraction(frobenius_up(err_entries[:, cols]))
     residual = spectral_up(R[:, cols], r_err, levels=1 if z - a > 1 else 0)
     residual += delta * sqrt_up(1 + omega)  # ‖(A − A_f)V_J‖₂ ≤ δ‖V_J‖₂
-    spread = Fraction(float(w[a])) - Fraction(float(w[z - 1]))
-    # ‖AQ − QH‖ ≤ ‖R_J‖‖G^(−1/2)‖ + ‖V_J‖·spread·‖G^(−1/2) − I‖, ‖G^(−1/2)‖ ≤ 1/√(1 − ω) ≤ 1/(1 − ω),
-    # ‖G^(−1/2) − I‖ ≤ (1 − √(1 − ω))/√(1 − ω) ≤ ω/((2 − ω)(1 − ω)), ‖V_J‖ ≤ √(1 + ω) ≤ 1 + ω
-    return residual / (1 - omega) + (1 + omega) * spread * omega / ((2 - omega) * (1 - omega))
+    return theorems.kahan_cluster_radius(residual, omega, Fraction(float(w[a])) - Fraction(float(w[z - 1])))
 
 
 def _merge(runs, radii_up, w) -> list[tuple[int, int]]:
@@ -244,13 +237,9 @@ def _group_sin(V, R, err_entries, w, s, t, runs, lower, upper, delta, gamma):
     omega = spectral_up(G, g_err, levels=1 if t - s > 1 else 0)
     residual = spectral_up(R[:, cols], Fraction(frobenius_up(err_entries[:, cols])), levels=1 if t - s > 1 else 0)
     residual += delta * sqrt_up(1 + omega)
-    gaps = []
-    if s > 0:
-        gaps.append(lower[s - 1] - upper[s])
-    if t < len(w):
-        gaps.append(lower[t - 1] - upper[t])
     # the group's eigenvalues lie in [lower[t−1], upper[s]]; the others outside [upper[t], lower[s−1]]
-    eta = min(gaps) if gaps else None
+    eta = theorems.davis_kahan_gap(lower[t - 1], upper[s], lower[s - 1] if s > 0 else None,
+                                   upper[t] if t < len(w) else None)
     if eta is None:
         return Fraction(0)
     if not eta > 0:
@@ -258,7 +247,7 @@ def _group_sin(V, R, err_entries, w, s, t, runs, lower, upper, delta, gamma):
     sigma_min = sqrt_down(1 - omega) if omega < 1 else Fraction(0)
     if not sigma_min > 0:
         return None
-    bound = residual / (sigma_min * eta)
+    bound = theorems.sin_theta(residual, eta, sigma_min)
     return bound if bound < 1 else None
 
 

@@ -46,6 +46,7 @@ from ..arith.fixed import FixedMatrix
 from ..arith.rounding import sqrt_up
 from ..errors import InsufficientPrecision, InternalCheckFailed, Undetermined
 from ..numerics.exact import ExactData
+from . import theorems
 from .eigen_enclosure import ritz_subspace_sin_theta
 
 _DIGIT_BITS = math.log2(10)
@@ -325,10 +326,8 @@ def _global_radius(small: flint.fmpz_mat, q: Dyadic, values: list) -> Fraction:
     omega = sqrt_up((gram - identity).frobenius_squared())
     if not omega < 1:
         raise InternalCheckFailed(f"the refined linear eigenvectors are far from orthonormal (ω ≤ {float(omega):.3g})")
-    spread = max(values) - min(values)
-    # 1 − √(1 − ω) = ω/(1 + √(1 − ω)) ≤ ω/(2 − ω) and 1/√(1 − ω) ≤ 1/(1 − ω): exact, no square root that would
-    # limit ρ to the 2**-64 relative accuracy of the directed roots
-    return (sqrt_up(residual.frobenius_squared()) + omega / (2 - omega) * spread) / (1 - omega)
+    # no square root: a directed one would limit ρ to its 2**-64 relative accuracy
+    return theorems.global_radius(sqrt_up(residual.frobenius_squared()), omega, max(values) - min(values), arith=None)
 
 
 def _exp2_of(x: Fraction) -> int:

@@ -44,6 +44,7 @@ from ..arith.dyadic import Dyadic
 from ..arith.fixed import FixedMatrix
 from ..arith.rounding import sqrt_down, sqrt_up
 from ..errors import InsufficientPrecision, InternalCheckFailed
+from . import theorems
 from .linear_enclosure import ExactLinear, LinearEnclosure
 from .ritz import ritz_pencil
 
@@ -179,17 +180,13 @@ class TopEnclosure:
             raise ValueError(f"group [{start}, {stop}) must lie in the top block of {self.t} eigenvalues")
         ritz, eps = _ritz(self.vectors.columns(start, stop), self.products.columns(start, stop),
                           self.unknown[start:stop])
-        r_lo, r_hi = ritz[-1][0], ritz[0][1]
-        gaps = []
-        if start > 0:
-            gaps.append(self.bounds(start - 1)[0] - r_hi)
-        gaps.append(r_lo - self.bounds(stop)[1])
-        eta = min(gaps)
+        eta = theorems.davis_kahan_gap(ritz[-1][0], ritz[0][1], self.bounds(start - 1)[0] if start > 0 else None,
+                                       self.bounds(stop)[1])
         if not (eta > 0 and eps < eta):
             raise InsufficientPrecision(
                 f"Gaussian eigenvectors {start}..{stop - 1}: the enclosures do not separate them from the "
                 f"neighbouring eigenvalues (residual {float(eps):.3g}, gap {float(eta):.3g})")
-        return eps / eta
+        return theorems.sin_theta(eps, eta)
 
 
 def enclose_top(lin: LinearEnclosure, eop: ResidualOperator, vectors: Dyadic, *, product_bits: int) -> TopEnclosure:
@@ -213,7 +210,8 @@ def enclose_top(lin: LinearEnclosure, eop: ResidualOperator, vectors: Dyadic, *,
     if not 1 <= t <= lin.rank:
         raise ValueError(f"the top block must have 1 to {lin.rank} vectors, got {t}")
     e2 = eop.spectral_bound
-    weyl = [(max(lin.lower(i) - e2, Fraction(0)), lin.upper(i) + e2) for i in range(t + 1)]
+    weyl = [theorems.weyl(lin.lower(i), lin.upper(i), e2) for i in range(t + 1)]
+    weyl = [(max(lo, Fraction(0)), hi) for lo, hi in weyl]  # A_S is positive semi-definite
     if not weyl[t - 1][0] > weyl[t][1]:
         raise InsufficientPrecision(
             f"‖E‖ ≤ {float(e2):.3g} (S-units) is not below half the gap between linear eigenvalues {t - 1} and {t}: "
@@ -225,7 +223,7 @@ def enclose_top(lin: LinearEnclosure, eop: ResidualOperator, vectors: Dyadic, *,
     e_hp = eop.frobenius
     unknown = tuple(e_hp * sqrt_up(r) + eop.delta * sqrt_up(v) for r, v in zip(tail, norms))
     lower, upper, methods = [None] * t, [None] * t, [None] * t
-    runs = _runs(weyl[:t])
+    runs = theorems.overlap_runs([lo for lo, _ in weyl[:t]], [hi for _, hi in weyl[:t]])
     for a, z in runs:
         above = weyl[a - 1][0] if a > 0 else None  # μ_{a−1} ≥ this
         below = weyl[z][1]  # μ_z ≤ this
@@ -300,16 +298,6 @@ def _pivot_columns(small: flint.fmpz_mat, rank: int) -> list[int]:
     return pivots
 
 
-def _runs(intervals) -> list[tuple[int, int]]:
-    """Maximal runs of consecutive indices whose intervals (descending) overlap."""
-    runs, start = [], 0
-    for i in range(1, len(intervals) + 1):
-        if i == len(intervals) or intervals[i][1] < intervals[i - 1][0]:
-            runs.append((start, i))
-            start = i
-    return runs
-
-
 def _kato_temple(v: Dyadic, k: Dyadic, unknown: Fraction, alpha: Fraction, beta, index: int):
     """Kato–Temple enclosure of the only eigenvalue in (alpha, beta) (beta None: +∞) from one column."""
     vv = (v.T @ v).entry(0, 0)
@@ -330,10 +318,7 @@ def _kato_temple(v: Dyadic, k: Dyadic, unknown: Fraction, alpha: Fraction, beta,
             f"Gaussian eigenvalue {index}: the residual {float(eps):.3g} of its approximate eigenvector is not below "
             f"the distance {float(min(room_below, room_above) if room_above is not None else room_below):.3g} to "
             "its neighbours' Weyl bounds")
-    eps2 = eps * eps
-    low = lo_t if beta is None else lo_t - eps2 / (beta - lo_t)
-    high = hi_t + eps2 / (hi_t - alpha)
-    return low, high
+    return theorems.kato_temple(lo_t, hi_t, eps * eps, alpha, beta)  # its hypotheses: the rooms just checked
 
 
 def _ritz(v: Dyadic, k: Dyadic, unknown) -> tuple[list, Fraction]:
@@ -358,17 +343,12 @@ def _ritz(v: Dyadic, k: Dyadic, unknown) -> tuple[list, Fraction]:
 def _block(v: Dyadic, k: Dyadic, unknown, below: Fraction, above, start: int, stop: int):
     """Li–Li enclosures of eigenvalues start..stop−1 from the Ritz values of span v."""
     ritz, eps = _ritz(v, k, unknown)
-    top = above - eps if above is not None else None
-    bottom = below + eps
-    dists = [r_lo - bottom for r_lo, _ in ritz] + ([top - r_hi for _, r_hi in ritz] if top is not None else [])
-    eta = min(dists)
-    if not eta > 0:
+    bounds = theorems.li_li(ritz, eps, above, below)
+    if bounds is None:
         raise InsufficientPrecision(
             f"Gaussian eigenvalues {start}..{stop - 1}: their Ritz values are not separated from the neighbours' "
             f"Weyl bounds (residual {float(eps):.3g})")
-    e2 = eps * eps
-    radius = 2 * e2 / (eta + sqrt_down(eta * eta + 4 * e2))
-    return [(lo - radius, hi + radius) for lo, hi in ritz]
+    return bounds
 
 
 def eigenvalue_gap_interval(lin: LinearEnclosure, top: TopEnclosure) -> tuple[Fraction, Fraction, bool]:

@@ -22,7 +22,8 @@ Two methods, both rigorous (no step relies on an unverified floating-point resul
     ``B = Vᵀ A V`` for every ``A`` in the ball matrix, ``F = B − diag(d)`` and ``G = VᵀV − I``. With
     ``f ≥ ‖F‖₂`` and ``δ ≥ ‖G‖₂`` (upper bounds through Frobenius norms), Weyl's inequality gives
     ``λ_k(B) ∈ [d_k − f, d_k + f]`` and, if ``δ < 1``, Ostrowski's theorem
-    ``λ_k(B) = θ_k λ_k(A)`` with ``θ_k ∈ [1 − δ, 1 + δ]`` encloses every eigenvalue of ``A``; Sylvester's law
+    ``λ_k(B) = θ_k λ_k(A)`` with ``θ_k ∈ [1 − δ, 1 + δ]`` encloses every eigenvalue of ``A``
+    (:func:`.theorems.weyl`, :func:`.theorems.ostrowski`); Sylvester's law
     of inertia (V is nonsingular) makes the signs of the enclosures the inertia. It cannot certify an
     exact zero eigenvalue: when an enclosure contains 0 the precision of ``V`` and of the arithmetic is
     raised, and if that does not separate it from 0 the certification fails with
@@ -47,6 +48,7 @@ import numpy as np
 
 from ..arith.rounding import float_down, float_up
 from ..feature_maps import as_float_matrix
+from . import theorems
 
 __all__ = [
     "PSDCertificate",
@@ -264,13 +266,10 @@ def _try_ball_ostrowski(A: flint.arb_mat, mid: list, bits: int, note: str) -> PS
         return None
     bounds = []
     for dk in dq:
-        lo_b, hi_b = dk - f, dk + f
-        if lo_b > 0:
-            bounds.append((lo_b / (1 + delta), hi_b / (1 - delta)))
-        elif hi_b < 0:
-            bounds.append((lo_b / (1 - delta), hi_b / (1 + delta)))
-        else:
+        lo_b, hi_b = theorems.weyl(dk, dk, f)
+        if not (lo_b > 0 or hi_b < 0):
             return None  # the sign of this eigenvalue is not decided at this precision
+        bounds.append(theorems.ostrowski(lo_b, hi_b, delta))
     # Weyl/Ostrowski enclose λ_k(A) for the k-th smallest d_k; d is sorted ascending.
     n_pos = sum(lo > 0 for lo, _ in bounds)
     table = np.array([_outward(lo, hi) for lo, hi in bounds], dtype=float).reshape(n, 2)
@@ -410,43 +409,68 @@ def certify_kernel_psd(X, kernel: str, *, method: str = "auto", prec: int = 128,
         ``note`` records the kernel, the parameters and how many duplicate rows were merged.
     """
     rows = _exact_rows(X)
-    allowed = {
-        "linear": set(),
-        "polynomial": {"degree", "gamma", "coef0"},
-        "gaussian": {"gamma", "sigma"},
-        "euclidean": set(),
-        "neg_distance": set(),
-    }
-    kernel = {"rbf": "gaussian", "poly": "polynomial"}.get(kernel, kernel)  # scikit-learn's names, same kernels
-    if kernel not in allowed:
+    kernel = _checked_kernel(kernel, params, prec)
+    n = len(rows)
+    dot = [[sum(a * b for a, b in zip(rows[i], rows[j])) for j in range(n)] for i in range(n)]
+    note = f"kernel={kernel} params={params}"
+    if kernel in ("linear", "polynomial", "euclidean"):
+        entry = _exact_entry(kernel, dot, params)
+        A = flint.fmpq_mat(n, n, [_fq(entry(i, j)) for i in range(n) for j in range(n)])
+        return certify_psd(A, method=method, note=note + " (exact rational Gram)")
+    return _certify_ball_gram(rows, dot, kernel, params, prec, note)
+
+
+_KERNEL_PARAMS = {"linear": set(), "polynomial": {"degree", "gamma", "coef0"}, "gaussian": {"gamma", "sigma"},
+                  "euclidean": set(), "neg_distance": set()}
+
+
+def _checked_kernel(kernel: str, params: dict, prec: int) -> str:
+    """The kernel's name (scikit-learn's names, same kernels, mapped), after checking it and its parameters."""
+    kernel = {"rbf": "gaussian", "poly": "polynomial"}.get(kernel, kernel)
+    if kernel not in _KERNEL_PARAMS:
         raise ValueError(f"certify_kernel_psd: unknown kernel {kernel!r}; choose one of {KERNELS} (or "
                          "scikit-learn's 'rbf', 'poly')")
-    unknown = set(params) - allowed[kernel]
+    unknown = set(params) - _KERNEL_PARAMS[kernel]
     if unknown:
         raise ValueError(f"certify_kernel_psd: kernel {kernel!r} takes no parameter(s) {sorted(unknown)}")
     if prec < 53:
         raise ValueError(f"certify_kernel_psd: prec={prec} bits is below float64's 53")
+    return kernel
 
-    n = len(rows)
-    dot = [[sum(a * b for a, b in zip(rows[i], rows[j])) for j in range(n)] for i in range(n)]
-    note = f"kernel={kernel} params={params}"
 
-    if kernel in ("linear", "polynomial", "euclidean"):
-        if kernel == "linear":
-            entry: Callable[[int, int], Fraction] = lambda i, j: dot[i][j]
-        elif kernel == "euclidean":
-            entry = lambda i, j: -(dot[i][i] + dot[j][j] - 2 * dot[i][j]) / 2
-        else:
-            degree = params.get("degree", 2)
-            if isinstance(degree, bool) or not isinstance(degree, (int, np.integer)) or degree < 1:
-                raise ValueError(f"certify_kernel_psd: polynomial degree must be an integer >= 1, got {degree!r}")
-            gamma = _exact_param("gamma", params.get("gamma", 1))
-            coef0 = _exact_param("coef0", params.get("coef0", 1))
-            entry = lambda i, j: (gamma * dot[i][j] + coef0) ** int(degree)
-        A = flint.fmpq_mat(n, n, [_fq(entry(i, j)) for i in range(n) for j in range(n)])
-        return certify_psd(A, method=method, note=note + " (exact rational Gram)")
+def _exact_entry(kernel: str, dot: list, params: dict) -> Callable[[int, int], Fraction]:
+    """Entry (i, j) of an exact rational Gram from the exact inner products ``dot``."""
+    if kernel == "linear":
+        return lambda i, j: dot[i][j]
+    if kernel == "euclidean":
+        return lambda i, j: -(dot[i][i] + dot[j][j] - 2 * dot[i][j]) / 2
+    degree = params.get("degree", 2)
+    if isinstance(degree, bool) or not isinstance(degree, (int, np.integer)) or degree < 1:
+        raise ValueError(f"certify_kernel_psd: polynomial degree must be an integer >= 1, got {degree!r}")
+    gamma = _exact_param("gamma", params.get("gamma", 1))
+    coef0 = _exact_param("coef0", params.get("coef0", 1))
+    return lambda i, j: (gamma * dot[i][j] + coef0) ** int(degree)
 
-    # Ball Grams: merge duplicate rows first (exact zero eigenvalues cannot be certified from balls).
+
+def _gaussian_gamma(params: dict) -> Fraction:
+    """γ of the Gaussian kernel from exactly one of ``gamma=`` and ``sigma=`` (γ = 1/(2σ²)), exactly."""
+    if ("gamma" in params) == ("sigma" in params):
+        raise ValueError("certify_kernel_psd: the gaussian kernel needs exactly one of gamma= or sigma=")
+    if "gamma" in params:
+        gamma = _exact_param("gamma", params["gamma"])
+    else:
+        sigma = _exact_param("sigma", params["sigma"])
+        if sigma <= 0:
+            raise ValueError(f"certify_kernel_psd: sigma must be > 0, got {params['sigma']!r}")
+        gamma = 1 / (2 * sigma * sigma)
+    if gamma <= 0:
+        raise ValueError(f"certify_kernel_psd: gamma must be > 0, got {gamma}")
+    return gamma
+
+
+def _certify_ball_gram(rows: list, dot: list, kernel: str, params: dict, prec: int, note: str) -> PSDCertificate:
+    """The Gaussian or neg_distance Gram in Arb balls, duplicate rows merged first (exact zero eigenvalues cannot be
+    certified from balls; :func:`certify_kernel_psd`)."""
     first: dict[tuple, int] = {}
     for i, r in enumerate(rows):
         first.setdefault(tuple(r), i)
@@ -455,22 +479,11 @@ def certify_kernel_psd(X, kernel: str, *, method: str = "auto", prec: int = 128,
     slot = {i: k for k, i in enumerate(reps)}
     for r in rows:
         mult[slot[first[tuple(r)]]] += 1
-    u = len(reps)
+    n, u = len(rows), len(reps)
     sq = [[dot[a][a] + dot[b][b] - 2 * dot[a][b] for b in reps] for a in reps]
     with flint.ctx.workprec(prec):
         if kernel == "gaussian":
-            if ("gamma" in params) == ("sigma" in params):
-                raise ValueError("certify_kernel_psd: the gaussian kernel needs exactly one of gamma= or sigma=")
-            if "gamma" in params:
-                gamma = _exact_param("gamma", params["gamma"])
-            else:
-                sigma = _exact_param("sigma", params["sigma"])
-                if sigma <= 0:
-                    raise ValueError(f"certify_kernel_psd: sigma must be > 0, got {params['sigma']!r}")
-                gamma = 1 / (2 * sigma * sigma)
-            if gamma <= 0:
-                raise ValueError(f"certify_kernel_psd: gamma must be > 0, got {gamma}")
-            g = flint.arb(_fq(gamma))
+            g = flint.arb(_fq(_gaussian_gamma(params)))
             value = lambda a, b: (-g * flint.arb(_fq(sq[a][b]))).exp()
         else:  # neg_distance
             value = lambda a, b: -flint.arb(_fq(sq[a][b])).sqrt()

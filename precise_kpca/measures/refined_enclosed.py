@@ -63,6 +63,7 @@ from ..arith.dyadic import Dyadic, mpf_matrix_to_dyadic
 from ..arith.fixed import FixedMatrix
 from ..arith.rounding import sqrt_up
 from ..backends.base import as_fraction
+from ..certify import theorems
 from ..certify.eigen_enclosure import ritz_subspace_sin_theta
 from ..certify.ritz import gram_lower_bound, ritz_pencil
 from ..certify.linear_enclosure import LinearEnclosure, exact_linear, linear_enclosure
@@ -469,18 +470,14 @@ def _block_enclosure(X, gram: GramEnclosure, refined, lows: list, highs: list, d
     delta = Fraction(gram.error)
     block = _polished(gram.fixed, _block(gram.fixed, mpf_matrix_to_dyadic(refined.vectors[:, :m], bits), dps),
                       delta, bits, dps)
-    ritz = _ritz(block.G, block.H, bits + 64)
-    eps = block.residual + delta
-    kappa = Fraction(0)
-    if m < len(lows):
-        eta = ritz[-1][0] - delta - eps - max(highs[m:])
-        if not eta > 0:
-            raise InsufficientPrecision(f"the block of the top {m} refined vectors is not separated from the rest "
-                                        f"at {dps} digits")
-        kappa = eps * eps / eta  # Li–Li: 2ε²/(η + √(η² + 4ε²)) ≤ ε²/η
-    for j, (r_lo, r_hi) in enumerate(ritz):
-        lows[j] = max(lows[j], r_lo - delta - kappa)
-        highs[j] = min(highs[j], r_hi + delta + kappa)
+    ritz = [theorems.weyl(lo, hi, delta) for lo, hi in _ritz(block.G, block.H, bits + 64)]  # B_t's, from B's
+    # Li–Li's root-free radius ε²/η (module docstring, 3.)
+    bounds = theorems.li_li(ritz, block.residual + delta, below=max(highs[m:]) if m < len(lows) else None, arith=None)
+    if bounds is None:
+        raise InsufficientPrecision(f"the block of the top {m} refined vectors is not separated from the rest "
+                                    f"at {dps} digits")
+    for j, (lo, hi) in enumerate(bounds):
+        lows[j], highs[j] = max(lows[j], lo), min(highs[j], hi)
     lin = linear_enclosure(X, max(_MIN_LINEAR_BITS, math.ceil((dps + _LINEAR_GUARD_DIGITS) * DIGIT_BITS)))
     seconds = dict(seconds, block=time.perf_counter() - start)
     return RefinedEnclosure(lows=tuple(lows), highs=tuple(highs), estimates=block.estimates, basis=block.basis,
