@@ -26,8 +26,6 @@ translation of a published algorithm, whose steps read best beside the paper's. 
 PENDING = {
     ("precise_kpca/numerics/binary128_gram.py", None): "being split on branch b128fast20",
     ("precise_kpca/measures/refined_enclosed.py", None): "being split on branch dataset23",
-    ("precise_kpca/certify/psd.py", "certify_kernel_psd"): "being split on branch theorems23",
-    ("precise_kpca/certify/eigen_enclosure.py", "enclose_eigensystem"): "being split on branch theorems23",
 }
 """(module path, function name or None for the module itself) → the branch splitting it (strict xfail)."""
 
