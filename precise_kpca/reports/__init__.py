@@ -127,7 +127,6 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
     ReproduceResult
     """
     from ..datasets import available
-    from ..studies.store import ResultsStore
 
     if k_counts not in K_COUNTS:
         raise ValueError(f"k_counts must be one of {', '.join(K_COUNTS)}, got {k_counts!r}")
@@ -135,38 +134,22 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
     plan = StudyPlan(tuple(sorted(set(int(p) for p in log2_sigmas))), tuple(sorted(set(ks))), int(digits))
     data = with_distinct_counts(load_study_data(names, data_dir=data_dir, max_rows=max_rows, seed=seed), plan.ks,
                                 progress=progress)
-    db = store if isinstance(store, ResultsStore) else ResultsStore(store)
-    try:
-        stats = run_study(data, plan, db, executor=executor, progress=progress, retry_uncertified=retry_uncertified,
-                          confirm=confirm)
-        curves = collect_curves(data, plan, db)
-        runs = db.runs()
-    finally:
-        if db is not store:
-            db.close()
+    stats, curves, runs = _computed_points(data, plan, store, executor=executor, progress=progress,
+                                           retry_uncertified=retry_uncertified, confirm=confirm)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     info = provenance.provenance()
     table1 = table_one(data, data_dir=data_dir)
-    readings = {}
-    for reading in K_COUNTS:
-        read = read_k(curves, data, plan.ks, reading)
-        reading_onsets = onsets(read, data)
-        readings[reading] = (read, reading_onsets, regressions(read, reading_onsets))
+    readings = _readings(curves, data, plan.ks)
     read, onset_frame, fits = readings[k_counts]
     table2 = table_two(onset_frame, data)
     self_check = paper_self_check()
     aggregation, aggregation_k = aggregation_curves(data, plan, progress=progress)
     figures = write_figures(read, out, aggregation=aggregation, aggregation_k=aggregation_k)
-    files = []
-    for name, frame in (("table1", table1), ("table2", tidy(table2)), ("onsets", tidy(onset_frame)),
-                        ("onset_deviations", deviations_table(onset_frame)), ("curves", curves),
-                        ("table3", fits["table3"]), ("table4", fits["table4"]), ("aggregation", aggregation)):
-        files.append(out / f"{name}.csv")
-        frame.to_csv(files[-1], index=False)
-    files.append(out / "regressions.csv")
-    pd.concat([self_check.assign(table="paper_self_check")] + [f.assign(table=k) for k, f in fits.items()],
-              ignore_index=True).to_csv(files[-1], index=False)
+    files = _write_tables(out, {"table1": table1, "table2": tidy(table2), "onsets": tidy(onset_frame),
+                                "onset_deviations": deviations_table(onset_frame), "curves": curves,
+                                "table3": fits["table3"], "table4": fits["table4"], "aggregation": aggregation},
+                          fits, self_check)
     text = render_report(data=data, plan=plan, table1=table1, table2=table2, fits=fits, self_check=self_check,
                          figures=figures, stats=stats, curves=curves, runs=runs,
                          all_paper_sets=available(data_dir), provenance=info, k_counts=k_counts,
@@ -176,3 +159,49 @@ def reproduce(datasets=None, *, out_dir, log2_sigmas=range(-4, 41), ks=(1, 2, 3,
     files += list(figures.values())
     files.append(provenance.write_provenance(out, files, info))
     return ReproduceResult(table1, table2, onset_frame, fits, curves, stats, files)
+
+
+def _computed_points(data: dict[str, StudyData], plan: StudyPlan, store, **options) -> tuple:
+    """Run every point of the study through the results store and read them back.
+
+    Returns
+    -------
+    stats : RunStats
+    curves : pandas.DataFrame
+        Every point of the study (:func:`.study.collect_curves`).
+    runs : pandas.DataFrame
+        The store's recorded sweeps.
+    """
+    from ..studies.store import ResultsStore
+
+    db = store if isinstance(store, ResultsStore) else ResultsStore(store)
+    try:
+        stats = run_study(data, plan, db, **options)
+        return stats, collect_curves(data, plan, db), db.runs()
+    finally:
+        if db is not store:
+            db.close()
+
+
+def _readings(curves: pd.DataFrame, data: dict[str, StudyData], ks) -> dict[str, tuple]:
+    """For each reading of k (:data:`.study.K_COUNTS`): the curves read under it, their onsets and regressions."""
+    readings = {}
+    for reading in K_COUNTS:
+        read = read_k(curves, data, ks, reading)
+        reading_onsets = onsets(read, data)
+        readings[reading] = (read, reading_onsets, regressions(read, reading_onsets))
+    return readings
+
+
+def _write_tables(out: Path, tables: dict[str, pd.DataFrame], fits: dict[str, pd.DataFrame],
+                  self_check: pd.DataFrame) -> list[Path]:
+    """Write each of ``tables`` to ``<name>.csv``, then every regression (the paper's self-check first, a ``table``
+    column naming each) to ``regressions.csv``; returns the paths in that order."""
+    files = []
+    for name, frame in tables.items():
+        files.append(out / f"{name}.csv")
+        frame.to_csv(files[-1], index=False)
+    files.append(out / "regressions.csv")
+    pd.concat([self_check.assign(table="paper_self_check")] + [f.assign(table=k) for k, f in fits.items()],
+              ignore_index=True).to_csv(files[-1], index=False)
+    return files

@@ -172,12 +172,34 @@ def render_report(*, data: dict[str, StudyData], plan: StudyPlan, table1: pd.Dat
     lines = ["# Reproduction of *Data eccentricity, asymptotics of Gaussian RBF RKHS, and kernel PCA*", ""]
     if provenance is not None:
         lines += markdown_lines(provenance)
+    certified = curves[curves["requested_backend"] != "float64-naive"]
+    lines += _setup_section(data, plan, curves, certified, stats, all_paper_sets)
+    lines += _history_lines(runs, data) + [""]
+    lines += _digits_section(certified, data, plan)
+    lines += _table_one_section(table1)
+    lines += _table_two_section(table2, plan.log2_sigmas)
+    lines += _regressions_section(fits, self_check)
+    if readings:
+        lines += _k_reading_section(data, plan, k_counts, readings)
+    if len(data) < len(paper.TABLE_II):
+        lines += [f"Our regressions use {len(data)} data sets, the paper's 30 (and, for subsampled sets, different "
+                  "rows): slopes and r² are comparable in kind, not to the printed digits.", ""]
+    lines += ["## Figures", ""]
+    for name, path in figures.items():
+        lines.append(f"![{name}]({path.name})")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _setup_section(data: dict[str, StudyData], plan: StudyPlan, curves: pd.DataFrame, certified: pd.DataFrame,
+                   stats: RunStats, all_paper_sets) -> list[str]:
+    """What this run covers: data sets (missing, subsampled), grid, certified points and their guarantees, and what
+    the computation cost."""
     subsampled = [name for name, item in data.items() if item.subsampled]
     missing = paper.missing_from(all_paper_sets)
     not_run = [name for name in paper.TABLE_II if name not in data and name not in missing]
     grid = plan.log2_sigmas
-    certified = curves[curves["requested_backend"] != "float64-naive"]
-    lines += [
+    return [
         "## Setup", "",
         f"* Data sets in this run: {len(data)} ({', '.join(data)}).",
         f"* The paper has 30 data sets; {len(missing)} are not available offline and missing here: "
@@ -197,71 +219,97 @@ def render_report(*, data: dict[str, StudyData], plan: StudyPlan, table1: pd.Dat
         f"* The study's {len(curves)} stored points took {curves['seconds'].sum() / 3600:.2f} h of compute in total "
         "(sum of their own times: the serial cost).",
     ]
-    lines += _history_lines(runs, data) + [""]
-    lines += _digits_section(certified, data, plan)
-    # Table I
+
+
+def _table_one_section(table1: pd.DataFrame) -> list[str]:
+    """Table I: N, one-hot attributes and ρ of each data set against the paper's."""
     matched = int(table1["match"].sum())
-    lines += ["## Table I: data set characteristics", "",
-              f"N, attributes after one-hot encoding and ρ (full N×N median, whole data set) match the paper "
-              f"for **{matched} of {len(table1)}** data sets (ρ to its two printed decimals).", ""]
+    lines = ["## Table I: data set characteristics", "",
+             f"N, attributes after one-hot encoding and ρ (full N×N median, whole data set) match the paper "
+             f"for **{matched} of {len(table1)}** data sets (ρ to its two printed decimals).", ""]
     lines += _table(["data set", "N", "paper", "attributes (one-hot)", "paper", "ρ", "paper", "match"], [
         [r.dataset, str(r.n), _num(r.paper_n, "d") if r.paper_n is not None else "–", str(r.d),
          _num(r.paper_d, "d") if r.paper_d is not None else "–", f"{r.rho:.4f}", _num(r.paper_rho, "g"),
          "yes" if r.match else "**no**"] for r in table1.itertuples()])
-    lines.append("")
-    # Table II
-    lines += ["## Table II: convergence onset σ*₀", "",
-              "Protocol (`precise_kpca.measures.onset`): asymptote f(2⁷)·(2⁷/σ)², deviation measured in log2 "
-              "units (< 0.25), grid 2⁻⁴…2⁸, σ*₀ the smallest grid σ from which every larger one complies, 256+ "
-              "when 2⁸ fails. *certified*: that protocol on certified values; *float64-naive*: on the paper's "
-              "float64 arithmetic recomputed; *extended*: asymptote through the largest certified σ "
-              f"(2^{grid[-1]}) over the whole grid.", ""]
+    return lines + [""]
+
+
+def _table_two_section(table2: pd.DataFrame, grid) -> list[str]:
+    """Table II: the protocol, then (when there are onsets) the match counts, the table of onsets and each
+    mismatch with its explanation."""
+    lines = ["## Table II: convergence onset σ*₀", "",
+             "Protocol (`precise_kpca.measures.onset`): asymptote f(2⁷)·(2⁷/σ)², deviation measured in log2 "
+             "units (< 0.25), grid 2⁻⁴…2⁸, σ*₀ the smallest grid σ from which every larger one complies, 256+ "
+             "when 2⁸ fails. *certified*: that protocol on certified values; *float64-naive*: on the paper's "
+             "float64 arithmetic recomputed; *extended*: asymptote through the largest certified σ "
+             f"(2^{grid[-1]}) over the whole grid.", ""]
     partial = [p for p in range(-4, 9) if p not in grid]
     if partial:
         lines += [f"This run's grid lacks log2 σ = {', '.join(map(str, partial))} of the paper's grid: onsets are "
                   f"taken on the grid points present (bounded below by 2^{min(grid)}).", ""]
-    if not table2.empty:
-        for column in table2["column"].unique():
-            rows = table2[table2["column"] == column]
-            lines.append(f"* {column}: certified matches the paper in **{int(rows['match'].sum())} of {len(rows)}**"
-                         f" cells; float64-naive in {int(rows['naive_match'].sum())} of {len(rows)}.")
-        metric = table2[table2["measure"] == "metric"]
-        if "metric_from_rho" in metric:
-            hits = int((metric["metric_from_rho"] == metric["paper"]).sum())
-            lines.append(f"* metric onset of the *whole* data set from its ρ through the proven closed form "
-                         f"1 − √((1 − e^(−v))/v), v = ρ²/2σ² (no subsampling): {hits} of {len(metric)}.")
-        total = len(table2)
-        lines += [f"* All cells: **{int(table2['match'].sum())} of {total}** "
-                  f"({100 * table2['match'].mean():.0f} %) under `protocol=\"paper\"` on certified values.", ""]
-        header = ["data set", "ρ (used)", "paper ρ", "N used"]
-        for column in table2["column"].unique():
-            header += [f"{column}: paper", "certified", "naive", "extended"]
-            if column == "metric":
-                header.append("from whole-set ρ")
-        body = []
-        for name, rows in table2.groupby("dataset", sort=False):
-            first = rows.iloc[0]
-            row = [paper.paper_name(name), f"{first['rho']:.3g}", _num(first["paper_rho"], "g"), str(first["n"])]
-            for _, r in rows.iterrows():
-                mark = "" if r["match"] else "**"
-                row += [onset_text(r["paper"]), f"{mark}{onset_text(r['ours_paper'])}{mark}",
-                        onset_text(r["ours_naive"]), onset_text(r["ours_extended"])]
-                if r["measure"] == "metric":
-                    row.append(onset_text(r["metric_from_rho"]))
-            body.append(row)
-        lines += _table(header, body)
-        lines += ["", "### Mismatches and their explanation", ""]
-        mismatches = table2[~table2["match"]]
-        if mismatches.empty:
-            lines.append("None: every cell matches.")
-        for _, r in mismatches.iterrows():
-            lines.append(f"* **{paper.paper_name(r['dataset'])}, {r['column']}**: paper {onset_text(r['paper'])}, "
-                         f"certified {onset_text(r['ours_paper'])} — {explain(r)}.")
-        lines.append("")
-    # regressions
-    lines += ["## Regressions on log2 ρ", "",
-              "Reading of the paper's regressions, checked on its own printed numbers: ordinary least squares of "
-              "log2 σ*₀ on log2 ρ over the 30 printed rows, with 256+ counted as 256, gives:", ""]
+    if table2.empty:
+        return lines
+    return lines + _onset_counts(table2) + _onset_table(table2) + _mismatch_lines(table2)
+
+
+def _onset_counts(table2: pd.DataFrame) -> list[str]:
+    """How many onset cells match the paper: per column (certified and float64-naive), the metric onset from the
+    whole set's ρ, and all cells."""
+    lines = []
+    for column in table2["column"].unique():
+        rows = table2[table2["column"] == column]
+        lines.append(f"* {column}: certified matches the paper in **{int(rows['match'].sum())} of {len(rows)}**"
+                     f" cells; float64-naive in {int(rows['naive_match'].sum())} of {len(rows)}.")
+    metric = table2[table2["measure"] == "metric"]
+    if "metric_from_rho" in metric:
+        hits = int((metric["metric_from_rho"] == metric["paper"]).sum())
+        lines.append(f"* metric onset of the *whole* data set from its ρ through the proven closed form "
+                     f"1 − √((1 − e^(−v))/v), v = ρ²/2σ² (no subsampling): {hits} of {len(metric)}.")
+    total = len(table2)
+    return lines + [f"* All cells: **{int(table2['match'].sum())} of {total}** "
+                    f"({100 * table2['match'].mean():.0f} %) under `protocol=\"paper\"` on certified values.", ""]
+
+
+def _onset_table(table2: pd.DataFrame) -> list[str]:
+    """Table II itself: per data set ρ and N, then per column the paper's onset and ours (certified, naive,
+    extended; the metric also from the whole set's ρ), certified mismatches in bold."""
+    header = ["data set", "ρ (used)", "paper ρ", "N used"]
+    for column in table2["column"].unique():
+        header += [f"{column}: paper", "certified", "naive", "extended"]
+        if column == "metric":
+            header.append("from whole-set ρ")
+    body = []
+    for name, rows in table2.groupby("dataset", sort=False):
+        first = rows.iloc[0]
+        row = [paper.paper_name(name), f"{first['rho']:.3g}", _num(first["paper_rho"], "g"), str(first["n"])]
+        for _, r in rows.iterrows():
+            mark = "" if r["match"] else "**"
+            row += [onset_text(r["paper"]), f"{mark}{onset_text(r['ours_paper'])}{mark}",
+                    onset_text(r["ours_naive"]), onset_text(r["ours_extended"])]
+            if r["measure"] == "metric":
+                row.append(onset_text(r["metric_from_rho"]))
+        body.append(row)
+    return _table(header, body)
+
+
+def _mismatch_lines(table2: pd.DataFrame) -> list[str]:
+    """Every certified onset that differs from the paper's, with its explanation (:func:`.tables.explain`)."""
+    lines = ["", "### Mismatches and their explanation", ""]
+    mismatches = table2[~table2["match"]]
+    if mismatches.empty:
+        lines.append("None: every cell matches.")
+    for _, r in mismatches.iterrows():
+        lines.append(f"* **{paper.paper_name(r['dataset'])}, {r['column']}**: paper {onset_text(r['paper'])}, "
+                     f"certified {onset_text(r['ours_paper'])} — {explain(r)}.")
+    return lines + [""]
+
+
+def _regressions_section(fits: dict[str, pd.DataFrame], self_check: pd.DataFrame) -> list[str]:
+    """The regressions on log2 ρ: the reading checked on the paper's printed numbers, then each of ours (Table II
+    caption, Tables III and IV, the measures at σ = 2⁷) beside the printed fit."""
+    lines = ["## Regressions on log2 ρ", "",
+             "Reading of the paper's regressions, checked on its own printed numbers: ordinary least squares of "
+             "log2 σ*₀ on log2 ρ over the 30 printed rows, with 256+ counted as 256, gives:", ""]
     lines += _table(["quantity"] + FIT_HEADER, _fit_rows(self_check, ["quantity"]))
     lines += ["", "so the printed Table II, its caption and Table III (k = 1) are consistent with each other under "
               "this reading. The metric slope of Fig. 4 (1.74, r² = 0.98) also follows from the printed ρ alone, "
@@ -280,13 +328,4 @@ def render_report(*, data: dict[str, StudyData], plan: StudyPlan, table1: pd.Dat
             lines += ["No data in this run.", ""]
             continue
         lines += _table(labels + FIT_HEADER, _fit_rows(frame, labels)) + ["", FIT_NOTE, ""]
-    if readings:
-        lines += _k_reading_section(data, plan, k_counts, readings)
-    if len(data) < len(paper.TABLE_II):
-        lines += [f"Our regressions use {len(data)} data sets, the paper's 30 (and, for subsampled sets, different "
-                  "rows): slopes and r² are comparable in kind, not to the printed digits.", ""]
-    lines += ["## Figures", ""]
-    for name, path in figures.items():
-        lines.append(f"![{name}]({path.name})")
-    lines.append("")
-    return "\n".join(lines)
+    return lines

@@ -16,6 +16,7 @@ import math
 import sys
 import time
 from collections.abc import Iterable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -25,7 +26,7 @@ import pandas as pd
 from .. import limits
 from ..validation import check_data
 from .executors import get_executor
-from .store import AGREEMENT_BACKENDS, NAIVE_BACKEND, NO_K, POLL_SECONDS, PointKey, ResultsStore
+from .store import AGREEMENT_BACKENDS, NAIVE_BACKEND, NO_K, POLL_SECONDS, PointKey, ResultsStore, data_hash
 from .versions import route_version
 
 DEFAULT_MEASURES = ("metric", "eigenvalue", "eigenprojection")
@@ -43,6 +44,15 @@ COLUMNS = [
     "normalized_upper_text", "requested_backend", "digits", "route", "reason", "method", "requested_dps", "tau",
     "median", "aggregate", "requested_guarantee", "code_version",
 ]
+"""Columns of a curve frame (:func:`convergence_curve`), in order: ``log2_sigma, sigma, measure, k, value,
+normalized, certified_digits, guarantee, backend, dps, seconds``; ``value_text, normalized_text`` and the interval
+ends ``lower_text, upper_text, normalized_lower_text, normalized_upper_text`` (exact decimal text,
+:func:`exact_text`; ``""`` where the measurement has no such end; ``value``/``normalized`` are NaN where outside the
+float64 range); ``requested_backend, digits, route, reason, method``; the rest of the key ``requested_dps, tau,
+median, aggregate, requested_guarantee`` and the route's ``code_version``. ``guarantee`` is ``rigorous``,
+``heuristic`` or ``none`` (``unknown`` for points stored before guarantees were recorded); ``sigma`` is the exact σ
+as text (``"1/16"``); ``k`` is missing for measures without a rank; overlay rows have
+``requested_backend == "float64-naive"``."""
 GUARANTEE_ORDER = ("rigorous", "heuristic", "none")
 """The guarantees of :class:`precise_kpca.measures.Measurement`, strongest first (the store adds ``"unknown"``
 for points stored before guarantees were recorded)."""
@@ -454,12 +464,18 @@ def _wait_for_others(db, taken, stats, bar, retry_uncertified) -> list:
     return []
 
 
-def _open_store(store) -> tuple[ResultsStore, bool]:
+@contextmanager
+def _opened_store(store):
+    """The :class:`ResultsStore` that ``store`` stands for (:func:`convergence_curve`'s argument: a store, a path,
+    None for the default one, False for one in memory), closed on leaving when it was opened here."""
     if isinstance(store, ResultsStore):
-        return store, False
-    if store is False:
-        return ResultsStore(":memory:"), True
-    return ResultsStore(store), True
+        yield store
+        return
+    db = ResultsStore(":memory:") if store is False else ResultsStore(store)
+    try:
+        yield db
+    finally:
+        db.close()
 
 
 def _progress_bar(total: int, progress, desc: str = "points"):
@@ -471,25 +487,10 @@ def _progress_bar(total: int, progress, desc: str = "points"):
 
 
 def convergence_curve(
-    X,
-    log2_sigmas: Iterable[int],
-    *,
-    measures: Sequence[str] | str = DEFAULT_MEASURES,
-    k: int | Sequence[int] = 1,
-    digits: int = 10,
-    backend: str = "auto",
-    store=None,
-    executor=None,
-    progress=True,
-    naive_overlay: bool = False,
-    name: str = "data",
-    dps: int | None = None,
-    tau: float = 1e-6,
-    median: str = "full",
-    aggregate: str = "mean",
-    guarantee: str = "rigorous",
-    retry_uncertified: bool = False,
-    confirm=None,
+    X, log2_sigmas: Iterable[int], *, measures: Sequence[str] | str = DEFAULT_MEASURES, k: int | Sequence[int] = 1,
+    digits: int = 10, backend: str = "auto", store=None, executor=None, progress=True, naive_overlay: bool = False,
+    name: str = "data", dps: int | None = None, tau: float = 1e-6, median: str = "full", aggregate: str = "mean",
+    guarantee: str = "rigorous", retry_uncertified: bool = False, confirm=None,
 ) -> pd.DataFrame:
     """Normalized convergence measures at σ = 2**p for each p, every point with its certified digits.
 
@@ -530,16 +531,8 @@ def convergence_curve(
     Returns
     -------
     pandas.DataFrame
-        One row per point, ordered by requested backend (certified first), measure, k, log2_sigma; the columns
-        of :data:`COLUMNS`: ``log2_sigma, sigma, measure, k, value, normalized, certified_digits, guarantee,
-        backend, dps, seconds``; ``value_text, normalized_text`` and the interval ends ``lower_text,
-        upper_text, normalized_lower_text, normalized_upper_text`` (exact decimal text, :func:`exact_text`;
-        ``""`` where the measurement has no such end; ``value``/``normalized`` are NaN where outside the float64
-        range); ``requested_backend, digits, route, reason, method``; the rest of the key ``requested_dps, tau,
-        median, aggregate, requested_guarantee`` and the route's ``code_version``. ``guarantee`` is ``rigorous``,
-        ``heuristic`` or ``none`` (``unknown`` for points stored before guarantees were recorded); ``sigma``
-        is the exact σ as text (``"1/16"``); ``k`` is missing for measures without a rank; overlay rows have
-        ``requested_backend == "float64-naive"``. ``frame.attrs`` holds ``computed`` and ``reused`` (points
+        One row per point, ordered by requested backend (certified first), measure, k, log2_sigma, with the
+        columns of :data:`COLUMNS` (described there). ``frame.attrs`` holds ``computed`` and ``reused`` (points
         taken from the store) counts.
 
     Raises
@@ -551,23 +544,17 @@ def convergence_curve(
     StoreError
         The store cannot be used (StoreCorrupted: damaged rows or pages, named).
     """
-    from .store import data_hash
-
     X = check_data(X)
     request = Request(digits=digits, backend=backend, dps=dps, tau=tau, median=median, aggregate=aggregate,
                       guarantee=guarantee)
     tasks = sweep_tasks(X, log2_sigmas, measures=measures, k=k, digits=digits, backend=backend,
                         naive_overlay=naive_overlay, data_key=data_hash(X), request=request)
     runner = get_executor(executor)
-    db, owned = _open_store(store)
-    try:
+    with _opened_store(store) as db:
         db.register_data(X, name)
         stats = run_sweep(db, {name: X}, [(name, task) for task in tasks], executor=runner, progress=progress,
                           retry_uncertified=retry_uncertified, confirm=confirm)
         frame = _curve_frame(db.frame([task.key for task in tasks]))
-    finally:
-        if owned:
-            db.close()
     frame.attrs.update(computed=stats.computed, reused=stats.reused)
     return frame
 
