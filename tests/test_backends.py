@@ -167,3 +167,22 @@ def test_to_floats_are_the_nearest_floats(backend):
     got = backend.to_floats(thirds)
     assert got.dtype == np.float64 and got.shape == (2, 2)
     assert got.tolist() == [[float(_ref(backend, v)) for v in row] for row in thirds]  # mpf → float rounds to nearest
+
+
+@pytest.mark.parametrize("backend", ALL_BACKENDS, ids=_ids)
+@pytest.mark.parametrize("n", [1, 4, 7])
+def test_eigvalsh_and_norm2(backend, n):
+    """Descending eigenvalues of a symmetric matrix and the spectral norm of a rectangular one, both within
+    n·eps·‖a‖₂ of mpmath's eigsy / svd at 600 bits."""
+    rng = np.random.default_rng(10 + n)
+    a = rng.standard_normal((n, n))
+    a = a + a.T
+    got = backend.eigvalsh(backend.internal(a))
+    exact = sorted(_REFERENCE.eigsy(_REFERENCE.matrix(a.tolist()), eigvals_only=True), reverse=True)
+    scale = max(abs(v) for v in exact)
+    assert len(got) == n
+    for g, e in zip(got, exact):
+        assert abs(_ref(backend, g) - e) <= 8 * n * backend.eps * scale
+    rect = rng.standard_normal((n + 2, n))
+    norm = max(_REFERENCE.svd_r(_REFERENCE.matrix(rect.tolist()), compute_uv=False))
+    assert abs(_ref(backend, backend.norm2(backend.internal(rect))) - norm) <= 8 * n * backend.eps * norm

@@ -132,6 +132,16 @@ class Backend(ABC):
         """Eigenvalues (descending) and orthonormal eigenvectors (columns) of a symmetric matrix."""
 
     @abstractmethod
+    def eigvalsh(self, a: np.ndarray) -> np.ndarray:
+        """Eigenvalues (descending) of a symmetric matrix, without eigenvectors: LAPACK's (float64, backward
+        stable: errors ~ eps·‖a‖₂); those of :meth:`eigh` (mp)."""
+
+    @abstractmethod
+    def norm2(self, a: np.ndarray):
+        """Spectral norm ‖a‖₂ (largest singular value): LAPACK's SVD (float64), the root of the largest eigenvalue
+        of aᵀa (mp); errors ~ eps·‖a‖₂."""
+
+    @abstractmethod
     def inverse(self, a: np.ndarray) -> np.ndarray:
         """Inverse of a small nonsingular square matrix: LAPACK's (float64, backward stable); mpmath's LU at
         working precision (mp, error ~ cond(a)·eps)."""

@@ -102,6 +102,12 @@ class Float64Backend(Backend):
         values, vectors = scipy.linalg.eigh(np.asarray(a, dtype=np.float64))
         return values[::-1].copy(), vectors[:, ::-1].copy()
 
+    def eigvalsh(self, a):
+        return np.linalg.eigvalsh(a)[::-1]
+
+    def norm2(self, a):
+        return np.linalg.norm(a, 2)
+
     def inverse(self, a):
         return scipy.linalg.inv(a)
 

@@ -169,6 +169,12 @@ class MPBackend(Backend):
         v = np.array([[vectors[r, i] for i in order] for r in range(n)], dtype=object)
         return w, v
 
+    def eigvalsh(self, a):
+        return self.eigh(a)[0]
+
+    def norm2(self, a):
+        return self.sqrt(self.eigh(a.T.dot(a))[0][0])
+
     def inverse(self, a):
         ctx = self.ctx
         return np.array(ctx.inverse(ctx.matrix(a.tolist())).tolist(), dtype=object)
