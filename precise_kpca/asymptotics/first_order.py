@@ -20,9 +20,9 @@ error bounds (which also decide the rank and the exact clusters). The N×N work:
 
 * ``"mp"`` (exact input) — in working precision from exact data: M formed from the exact squared distances
   (N×N mp matrices; N up to a few hundred), its null block refined densely;
-* ``"float64"`` — W = (N X_c) Q Λ^{−1/2} and D^{∘2}W by BLAS, M never formed: D^{∘2} from SciPy's direct squared
-  distances by row blocks (relative error ≤ (d + 2)u per entry), the top of the null block by dense ``eigvalsh``
-  (N ≤ 1500) or ARPACK (Lanczos).
+* ``"float64"`` — W = (N X_c) Q Λ^{−1/2} and D^{∘2}W by BLAS, M never formed: D^{∘2} from SciPy's direct
+  squared distances by row blocks (relative error ≤ (d + 2)u per entry), the top of the null block by dense
+  ``eigvalsh`` (N ≤ 1500) or ARPACK (Lanczos).
 """
 from __future__ import annotations
 

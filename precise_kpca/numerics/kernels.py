@@ -5,10 +5,10 @@ distance (``standardized=False`` takes σ as the raw bandwidth). On the ``float6
 Gram is stored as 1 + expm1(−u) (u = |x_i − x_j|² / 2σ_X²), so centering never cancels; on
 ``float64-naive`` it is exp(−u), as the paper (and scikit-learn) computed it.
 
-Any float64 magnitude: the backends with a bounded exponent range (:attr:`~precise_kpca.backends.Backend.bounded_range`:
-float64) work on X·2^s (:func:`precise_kpca.validation.scale_exponent`, exact;
-a raw σ is scaled with it), so the Gaussian Gram, invariant under that scaling, is computed for data near 1e307 or
-1e-310 as for data near 1; quantities that scale (the residual, the linear and Euclidean Grams) are scaled back
+Any float64 magnitude: a backend with a bounded exponent range (float64,
+:attr:`~precise_kpca.backends.Backend.bounded_range`) works on X·2^s (:func:`precise_kpca.validation.scale_exponent`,
+exact; a raw σ is scaled with it), so the Gaussian Gram, invariant under that scaling, is computed for data near
+1e307 or 1e-310 as for data near 1; quantities that scale (the residual, the linear and Euclidean Grams) are scaled back
 exactly and refused when their values lie outside the float64 range. u is formed as ((D/b)/b)·2^(−2e−1) with
 σ_X = b·2^e, so bandwidths far outside the float range (σ = 1e-320, 2^2000) neither overflow nor produce 0/0:
 u = ∞ gives the exact float64 limit K = 0, and a u that underflows is refused (its deviation would have no digits).
@@ -152,7 +152,8 @@ class Float64Underflow(ValueError):
 
 
 def _scaled_arguments(prep: _Prepared, bw: Bandwidth) -> np.ndarray:
-    """u = |x_i − x_j|² / (2σ_X²), elementwise (bounded range: ((D/b)/b)·2^(−2e−1), refused where it underflows)."""
+    """u = |x_i − x_j|² / (2σ_X²), elementwise (bounded range: ((D/b)/b)·2^(−2e−1), refused where it
+    underflows)."""
     b = prep.backend
     if b.bounded_range:
         with np.errstate(over="ignore", under="ignore"):

@@ -2,7 +2,7 @@
 (or L itself when d > N).
 
 L = X_c X_cᵀ has rank r ≤ d; its nonzero eigenvalues are those of X_cᵀ X_c (d×d) and its eigenvectors are
-W = X_c Q Λ^{−1/2}. The other N − r eigenvalues are exactly 0. On a backend with exact input (mp) X_c comes from the exact
+W = X_c Q Λ^{−1/2}. The other N − r eigenvalues are exactly 0. With exact input (mp) X_c comes from the exact
 integer form of X (N·X_c has integer mantissas): X_cᵀ X_c and X_c Q are exact integer products (python-flint
 ``fmpz_mat``, Q read in fixed point at the working precision), and the d×d eigenproblem is solved by the
 refined eigensolver — O(N d²) integer work instead of O(N d²) mpmath operations (minutes at d in the hundreds).
