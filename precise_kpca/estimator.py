@@ -358,13 +358,13 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         self.sigma_x_ = _float(b, sigma_x)
         with np.errstate(over="ignore"):
             self.gamma_ = _float(b, 1 / (2 * sigma_x * sigma_x))
-        self._sigma_x = b.export(np.array([sigma_x], dtype=object))[0] if b.name == "mp" else float(sigma_x)
+        self._sigma_x = b.export(sigma_x)
         values = b.internal(system.values[:k])
-        self._set_eigenvalues(X, bandwidth, _floats(b, values), checked)
-        self.eigenvectors_ = _floats(b, b.internal(system.vectors[:, :k]))
+        self._set_eigenvalues(X, bandwidth, b.to_floats(values), checked)
+        self.eigenvectors_ = b.to_floats(b.internal(system.vectors[:, :k]))
         self.alphas_ = system.kpca_coefficients(k)
         vectors = b.internal(system.vectors[:, :k])
-        self._fit_components = _floats(b, vectors * b.sqrt(values)[None, :])  # = H K H α, without the N×N product
+        self._fit_components = b.to_floats(vectors * b.sqrt(values)[None, :])  # = H K H α, without the N×N product
         deviation = gram.deviation
         self._train_col_means = b.export(deviation.sum(axis=0) / X.shape[0])
         if self.fit_inverse_transform:
@@ -503,7 +503,7 @@ class PreciseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         n = self.X_fit_.shape[0]
         col_means = b.internal(self._train_col_means)
         centered = cross - (cross.sum(axis=1) / n)[:, None] - col_means[None, :] + col_means.sum() / n
-        return _floats(b, centered.dot(b.internal(self.alphas_)))
+        return b.to_floats(centered.dot(b.internal(self.alphas_)))
 
     def fit_transform(self, X, y=None):
         """Fit on X and return its components √λ_i v_i, shape (N, n_components_), float64."""
@@ -558,10 +558,3 @@ def _float(b, value) -> float:
         return float(b.to_float(value))
     except OverflowError:
         return math.inf
-
-
-def _floats(b, array) -> np.ndarray:
-    """An array of backend scalars as float64 (nearest floats)."""
-    if b.name == "float64":
-        return np.asarray(array, dtype=np.float64)
-    return np.vectorize(b.to_float, otypes=[float])(array)

@@ -90,4 +90,4 @@ def test_large_mp_problems_warn_with_an_estimate():
     with pytest.warns(RuntimeWarning, match=r"N=2000 at dps=50: each N×N elementwise pass takes about \d+ min"):
         pk.numerics.kernels._warn_if_slow(pk.get_backend("mp", 50), X.shape[0])
     with pytest.warns(RuntimeWarning, match=r"eigensystem of an 300×300 matrix at dps=30: estimated \d+ min"):
-        pk.numerics.eigen._warn_if_slow(300, 30)
+        pk.numerics.eigen._warn_if_slow(pk.get_backend("mp", 30), 300)

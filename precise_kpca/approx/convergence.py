@@ -362,7 +362,7 @@ def _mp_limit(X, method, n_features, random_state, ell, dps) -> list:
         rff = _unit_features(X, n_features, method[3:], random_state)
         P = b.internal(rff.frequencies_)
         if rff.kind == "cos":
-            P = P * np.frompyfunc(b.ctx.sin, 1, 1)(b.internal(rff.phases_))[:, None]
+            P = P * b.sin(b.internal(rff.phases_))[:, None]
         P = P * b.sqrt(b.scalar(2) / n_features)
         M = P @ C @ P.T  # nonzero spectrum of C Q, Q = PᵀP
     w, _ = b.eigh(M)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backends import Backend, Float64Backend, get_backend
+from ..backends import Backend, get_backend
 from ..numerics.exact import ExactData
 from ..numerics.geometry import check_median, median_distance, squared_distances
 from ..numerics.kernels import gaussian_cross_gram
@@ -77,7 +77,7 @@ class KPCAResult:
         """Nearest-float copy of one array attribute (for reporting)."""
         value = getattr(self, name)
         if isinstance(value, np.ndarray):
-            return np.vectorize(self.backend.to_float, otypes=[float])(value)
+            return self.backend.to_floats(value)
         return self.backend.to_float(value)
 
 
@@ -214,7 +214,7 @@ def gaussian_bandwidth(X, sigma, *, standardized=True, median="full", backend="f
     s = b.scalar(parse_sigma(sigma))
     if not standardized:
         return s
-    exact = None if isinstance(b, Float64Backend) else ExactData.from_float64(X)
+    exact = ExactData.from_float64(X) if b.exact_input else None
     return s * median_distance(squared_distances(X, b, exact), b, check_median(median))
 
 
@@ -251,14 +251,10 @@ def rff_features(X, rff: RandomFourierFeatures, *, scale=None, backend="float64"
     proj = b.internal(X) @ b.internal(rff.frequencies_).T
     if scale is not None:
         proj = proj / scale
-    if isinstance(b, Float64Backend):
-        cos, sin = np.cos, np.sin
-    else:
-        cos, sin = np.frompyfunc(b.ctx.cos, 1, 1), np.frompyfunc(b.ctx.sin, 1, 1)
     norm = b.sqrt(b.scalar(2) / rff.n_components)
     if rff.kind == "cos":
-        return np.asarray(cos(proj + b.internal(rff.phases_)[None, :]), dtype=b.dtype) * norm
-    return np.hstack([np.asarray(cos(proj), dtype=b.dtype), np.asarray(sin(proj), dtype=b.dtype)]) * norm
+        return np.asarray(b.cos(proj + b.internal(rff.phases_)[None, :]), dtype=b.dtype) * norm
+    return np.hstack([np.asarray(b.cos(proj), dtype=b.dtype), np.asarray(b.sin(proj), dtype=b.dtype)]) * norm
 
 
 class NystromKPCA:

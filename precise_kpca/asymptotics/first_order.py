@@ -13,14 +13,16 @@ projector on null(L):
   (the reduced resolvent with the null block folded in, so poorly determined small-λ_j directions enter
   damped by λ_j).
 
-Two paths evaluate the same formulas:
+The formulas are written once against a :class:`~precise_kpca.backends.Backend`; the two paths are its backends.
+In both the linear eigenproblem stays exact-then-mp: the d×d integer matrix (N X_c)ᵀ(N X_c) is formed exactly
+(python-flint) and diagonalized by :func:`precise_kpca.numerics.eigen_refine.refine_eigensystem` with rigorous
+error bounds (which also decide the rank and the exact clusters). The N×N work:
 
-* ``"mp"`` — everything in working precision from exact data (N×N mp matrices; N up to a few hundred);
-* ``"float64"`` — the linear eigenproblem stays exact-then-mp: the d×d integer matrix (N X_c)ᵀ(N X_c) is formed
-  exactly (python-flint) and diagonalized by :func:`precise_kpca.numerics.eigen_refine.refine_eigensystem`
-  with rigorous error bounds (which also decide the rank and the exact clusters); W = (N X_c) Q Λ^{−1/2} and
-  the N×N work are float64: D^{∘2} from SciPy's direct squared distances (relative error ≤ (d + 2)u per entry),
-  D^{∘2}W by BLAS, and the top of the null block by dense ``eigvalsh`` (N ≤ 1500) or ARPACK (Lanczos).
+* ``"mp"`` (exact input) — in working precision from exact data: M formed from the exact squared distances
+  (N×N mp matrices; N up to a few hundred), its null block refined densely;
+* ``"float64"`` — W = (N X_c) Q Λ^{−1/2} and D^{∘2}W by BLAS, M never formed: D^{∘2} from SciPy's direct
+  squared distances by row blocks (relative error ≤ (d + 2)u per entry), the top of the null block by dense
+  ``eigvalsh`` (N ≤ 1500) or ARPACK (Lanczos).
 """
 from __future__ import annotations
 
@@ -33,10 +35,11 @@ import numpy as np
 from scipy.sparse.linalg import LinearOperator, eigsh
 from scipy.spatial.distance import cdist
 
-from ..backends import MPBackend
+from ..backends import Backend, Float64Backend, MPBackend
 from ..numerics.centering import center_array
 from ..numerics.eigen_refine import refine_eigensystem
 from ..numerics.exact import ExactData
+from ..numerics.geometry import squared_distances
 from ..validation import check_data
 from ..numerics.exact_geometry import ExactEccentricity
 
@@ -90,19 +93,17 @@ class LinearExact:
         """The factor 2^(2e)/N² turning eigenvalues of A into eigenvalues of L."""
         return Fraction(2) ** (2 * self.exp2) / self.n**2
 
-    def vectors(self, backend: MPBackend | None = None) -> np.ndarray:
-        """W, shape (N, r): unit eigenvectors of L, in float64 (``backend=None``) or the mp backend."""
-        if backend is None:
-            if self.rows_side:
-                return np.array([[float(v) for v in row] for row in self.q])
-            basis = np.array([[float(v / mpmath.sqrt(a)) for v, a in zip(row, self.a_values)] for row in self.q])
-            return np.array(self.scaled, dtype=np.float64) @ basis  # columns orthonormal to ~u·√(λ_1/λ_i)
-        b = backend
+    def vectors(self, b: Backend) -> np.ndarray:
+        """W, shape (N, r): unit eigenvectors of L in ``b``: (N X_c) Q A^{-1/2} as an exact-integer product on
+        exact input, else by BLAS on the float matrix N X_c (columns orthonormal to ~u·√(λ_1/λ_i))."""
         if self.rows_side:
             return b.internal(self.q)
+        if not b.exact_input:
+            basis = np.array([[float(v / mpmath.sqrt(a)) for v, a in zip(row, self.a_values)] for row in self.q])
+            return np.array(self.scaled, dtype=np.float64) @ basis
         inv_root = np.array([[b.scalar(v) / b.sqrt(b.scalar(a)) for v, a in zip(row, self.a_values)]
                              for row in self.q], dtype=object)
-        return b.matmul(b.from_scaled_integers(self.scaled, 0), inv_root)  # (N X_c) Q A^{-1/2}
+        return b.matmul(b.from_scaled_integers(self.scaled, 0), inv_root)
 
 
 def _clusters(values, bounds) -> list[tuple[int, int]]:
@@ -151,47 +152,22 @@ class FirstOrder:
             roots = [flint.arb(v).sqrt() for v in ecc.median_sq]
             d_x = sum(roots[1:], roots[0]) / len(roots)
             self.d_x2 = float((d_x * d_x).mid()) * 2.0 ** (2 * linear.exp2)
-        if path == "mp":
-            self._evaluate_mp(X, linear, dps)
-        else:
-            self._evaluate_float64(X, linear)
-
-    # -- the two evaluations -------------------------------------------------------------------------------
-    def _evaluate_float64(self, X, linear: LinearExact) -> None:
-        lam = np.array([float(a) for a in linear.a_values]) * float(linear.lambda_scale())
-        W = linear.vectors()
-        D2W = np.empty_like(W)
-        for start in range(0, self.n, _BLOCK_ROWS):
-            block = cdist(X[start:start + _BLOCK_ROWS], X, "sqeuclidean")
-            D2W[start:start + _BLOCK_ROWS] = (block * block) @ W
-        MW = (D2W - D2W.mean(axis=0)) / 8  # H D² H W / 8 with HW = W
-        C = W.T @ MW
-        C = (C + C.T) / 2
-        self.values, self._W, self._MW, self._C = lam, W, MW, C
-        self.shifts = np.concatenate([np.linalg.eigvalsh(C[s:t, s:t])[::-1] for s, t in self.clusters])
-        self.null_top = _null_top_float64(X, W)
-
-    def _evaluate_mp(self, X, linear: LinearExact, dps: int) -> None:
-        b = MPBackend(dps)
-        exact = ExactData.from_float64(X)
-        sq = b.from_scaled_integers(exact.squared_distance_integers, 2 * exact.exp2)
-        M = center_array(sq * sq) / 8
+        b = self._backend = Float64Backend() if path == "float64" else MPBackend(dps)
+        scale = b.scalar(linear.lambda_scale())
+        lam = self._lam = np.array([b.scalar(a) * scale for a in linear.a_values], dtype=b.dtype)
         W = linear.vectors(b)
-        lam = np.array([b.scalar(a) * b.scalar(linear.lambda_scale()) for a in linear.a_values], dtype=object)
-        MW = b.matmul(M, W)
+        if b.exact_input:  # M from the exact squared distances, formed: its null block is refined densely
+            sq = squared_distances(X, b)
+            M = center_array(sq * sq) / 8
+            MW = b.matmul(M, W)
+        else:  # M never formed (thousands of rows): D^{∘2}W by row blocks, HW = W
+            M, MW = None, _d2_times(X, W) / 8
         C = b.matmul(W.T, MW)
-        self.values = np.array([b.to_float(v) for v in lam])
-        self._W, self._MW, self._C, self._backend, self._lam_mp = W, MW, C, b, lam
-        shifts = []
-        for s, t in self.clusters:
-            shifts.extend(b.eigh(C[s:t, s:t])[0])
-        self.shifts = np.array([b.to_float(v) for v in shifts])
-        null = M - b.matmul(MW, W.T) - b.matmul(W, MW.T) + b.matmul(b.matmul(W, C), W.T)  # (I − WWᵀ) M (I − WWᵀ), M1 = 0
-        if self.n - self.rank - 1 <= 0:
-            self.null_top = 0.0
-        else:
-            top = refine_eigensystem(null, dps=dps, tier=1, k=1)
-            self.null_top = b.to_float(max(abs(top.values[0]), abs(top.values[-1])))
+        C = (C + C.T) / 2
+        self._W, self._MW, self._C = W, MW, C
+        self.values = b.to_floats(lam)
+        self.shifts = np.concatenate([b.to_floats(b.eigvalsh(C[s:t, s:t])) for s, t in self.clusters])
+        self.null_top = _null_top_float64(X, W) if M is None else _null_top_dense(M, MW, W, C, b)
 
     # -- constants -----------------------------------------------------------------------------------------
     def eigenvalue_coefficient(self) -> float:
@@ -216,9 +192,7 @@ class FirstOrder:
                     f"eigenvalues {start}..{stop - 1} split the exactly repeated linear eigenvalues {s}..{t - 1}: "
                     "the Gaussian eigenvectors of a repeated eigenvalue have no individual limit; take the whole "
                     "cluster (raise or lower k)")
-        if self.path == "mp":
-            return self._angle_mp(start, stop)
-        W, MW, C, lam = self._W, self._MW, self._C, self.values
+        b, W, MW, C, lam = self._backend, self._W, self._MW, self._C, self._lam
         g = slice(start, stop)
         inside = W[:, g] @ (W[:, g].T @ MW[:, g])
         T = (MW[:, g] - inside) / lam[g]
@@ -226,18 +200,26 @@ class FirstOrder:
         if len(others):
             weights = lam[others][:, None] / (lam[g][None, :] * (lam[g][None, :] - lam[others][:, None]))
             T = T + W[:, others] @ (C[others, g] * weights)
-        return float(np.linalg.norm(T, 2))
+        return b.to_float(b.norm2(T))
 
-    def _angle_mp(self, start: int, stop: int) -> float:
-        b, W, MW, C, lam = self._backend, self._W, self._MW, self._C, self._lam_mp
-        g = list(range(start, stop))
-        Wg = W[:, g]
-        T = (MW[:, g] - Wg.dot(Wg.T.dot(MW[:, g]))) / lam[g][None, :]
-        for j in [j for j in range(self.rank) if j not in g]:
-            weights = np.array([C[j, i] * lam[j] / (lam[i] * (lam[i] - lam[j])) for i in g], dtype=object)
-            T = T + np.outer(W[:, j], weights)
-        top = b.eigh(T.T.dot(T))[0][0]
-        return b.to_float(b.sqrt(top))
+
+def _d2_times(X: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """H D^{∘2} W (= H D^{∘2} H W, as HW = W) in float64, D^{∘2} by row blocks (never N×N at once)."""
+    D2W = np.empty_like(W)
+    for start in range(0, X.shape[0], _BLOCK_ROWS):
+        block = cdist(X[start:start + _BLOCK_ROWS], X, "sqeuclidean")
+        D2W[start:start + _BLOCK_ROWS] = (block * block) @ W
+    return D2W - D2W.mean(axis=0)
+
+
+def _null_top_dense(M: np.ndarray, MW: np.ndarray, W: np.ndarray, C: np.ndarray, b: Backend) -> float:
+    """Largest |eigenvalue| of (I − WWᵀ) M (I − WWᵀ) (M1 = 0), formed and refined to ``b``'s precision."""
+    n, r = W.shape
+    if n - r - 1 <= 0:
+        return 0.0
+    null = M - b.matmul(MW, W.T) - b.matmul(W, MW.T) + b.matmul(b.matmul(W, C), W.T)
+    top = refine_eigensystem(null, dps=b.dps, tier=1, k=1)
+    return b.to_float(max(abs(top.values[0]), abs(top.values[-1])))
 
 
 def _null_top_float64(X: np.ndarray, W: np.ndarray) -> float:

@@ -151,7 +151,7 @@ def by_agreement(X, name, sigma, first, second, digits, options, k_field, start,
     try:
         v1 = first_value if first_value is not None else evaluate(X, name, sigma, first, **options)[0]
     except ArithmeticError as exc:
-        if not (escalate and isinstance(first, Float64Backend)):
+        if not (escalate and first.fixed_precision):
             return _not_determined(name, sigma, k_field, exc, start, digits)
         # float64 cannot resolve e.g. an eigenvalue gap: the agreement starts from the second precision
         first, second = second, MPBackend(second.dps + ESCALATION_DPS)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backends import Backend, Float64Backend
+from ..backends import Backend
 from ..numerics import double_center, gaussian_gram, gaussian_residual
 from ..numerics.linear_spectrum import LinearSpectrum
 from ..numerics.matrix import SymmetricMatrix
@@ -67,13 +67,7 @@ def largest_principal_angle(b: Backend, V: np.ndarray, W: np.ndarray):
     cos2 = b.eigh(overlap.T.dot(overlap))[0][-1]
     sin_ = b.sqrt(max(sin2, b.scalar(0)))
     cos_ = b.sqrt(max(cos2, b.scalar(0)))
-    return _atan2(b, sin_, cos_)
-
-
-def _atan2(b: Backend, y, x):
-    if isinstance(b, Float64Backend):
-        return float(np.arctan2(y, x))
-    return b.ctx.atan2(y, x)
+    return b.atan2(sin_, cos_)
 
 
 def require_k_within_rank(k: int, linear: LinearSpectrum) -> None:
@@ -134,7 +128,7 @@ def cka_gap_value(b: Backend, scaled: SymmetricMatrix, linear_gram: np.ndarray):
     With A = L + E: 1 − cos∠(A, L) = sin²/(1 + cos), sin = ‖E − (⟨E,L⟩/‖L‖²) L‖_F / ‖A‖_F — no cancellation.
     """
     A, L = scaled.deviation, linear_gram
-    if isinstance(b, Float64Backend) and not np.any(A):
+    if b.naive and not np.any(A):
         return float("nan")  # float64-naive past its limit: the centered Gram rounded to 0, CKA is undefined
     E = A - L
     ll = (L * L).sum()

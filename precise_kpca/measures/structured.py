@@ -69,10 +69,11 @@ def _perturbed_cached(data: bytes, shape: tuple, sigma, backend_name: str, dps: 
     X = np.frombuffer(data, dtype=np.float64).reshape(shape)
     backend = get_backend(backend_name, None if backend_name != "mp" else dps)
     E = None
-    if isinstance(backend, MPBackend) and shape[0] > BINARY128_MIN_N and dps <= binary128_residual.MAX_DPS:
+    # E from exact data at working precision: binary128 words with exact products, or the σ-independent series
+    if backend.exact_input and shape[0] > BINARY128_MIN_N and dps <= binary128_residual.MAX_DPS:
         E = binary128_residual.Binary128ResidualOperator(X, sigma, backend, median)
         e_norm = E.frobenius
-    elif isinstance(backend, MPBackend):
+    elif backend.exact_input:
         series = _series_cached(data, shape, dps, median)
         if series.u_max(backend.scalar(sigma) * series.median_distance) <= SERIES_LIMIT:
             E = series.operator(sigma)
@@ -164,11 +165,7 @@ def _group_angle(ps: PerturbedSpectrum, start: int, stop: int):
     sin2 = b.eigh((sin_block + sin_block.T) / 2)[0][0]
     cos2 = b.eigh((cos_block + cos_block.T) / 2)[0][-1]
     zero = b.scalar(0)
-    return _atan2(b, b.sqrt(max(sin2, zero)), b.sqrt(max(cos2, zero)))
-
-
-def _atan2(b: Backend, y, x):
-    return math.atan2(y, x) if not isinstance(b, MPBackend) else b.ctx.atan2(y, x)
+    return b.atan2(b.sqrt(max(sin2, zero)), b.sqrt(max(cos2, zero)))
 
 
 def pc_dissonance(ps: PerturbedSpectrum, k: int):

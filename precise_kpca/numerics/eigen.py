@@ -6,13 +6,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backends import Backend, Float64Backend
+from ..backends import Backend
 from .eigen_refine import refine_eigensystem
 from .matrix import SymmetricMatrix, as_symmetric_matrix
 
-# Measured here: mpmath.eigsy takes ~7.7 s for N = 100 at dps 30, growing like N³ (and ~dps).
-_EIGSY_SECONDS_N100_DPS30 = 7.7
-_WARN_SECONDS = 60.0
+_WARN_SECONDS = 60.0  # warn before eigensystems longer than a minute
 
 
 @dataclass
@@ -110,9 +108,8 @@ def eigensystem(K, *, dps=None, k=None, method="auto", tier=1) -> Eigensystem:
     k = n if k is None else int(k)
     if not 1 <= k <= n:
         raise ValueError(f"k must be between 1 and N={n}, got {k}")
-    if isinstance(b, Float64Backend) or method == "mpmath":
-        if not isinstance(b, Float64Backend):
-            _warn_if_slow(n, b.dps)
+    if b.fixed_precision or method == "mpmath":  # a fixed precision has nothing to refine towards
+        _warn_if_slow(b, n)
         values, vectors = b.eigh(K.internal)
         return Eigensystem(b.export(values), b.export(fix_signs(vectors[:, :k])), b)
     if tier not in (1, 2):
@@ -121,12 +118,12 @@ def eigensystem(K, *, dps=None, k=None, method="auto", tier=1) -> Eigensystem:
     return Eigensystem(refined.values, refined.vectors[:, :k], b)
 
 
-def _warn_if_slow(n: int, dps: int) -> None:
-    seconds = _EIGSY_SECONDS_N100_DPS30 * (n / 100) ** 3 * max(1.0, dps / 30)
+def _warn_if_slow(b: Backend, n: int) -> None:
+    seconds = b.eigh_seconds(n)
     if seconds > _WARN_SECONDS:
         warnings.warn(
-            f"mpmath eigensystem of an {n}×{n} matrix at dps={dps}: estimated {seconds / 60:.0f} min "
-            f"({_EIGSY_SECONDS_N100_DPS30:.1f} s at N=100, dps=30, scaling like N³)",
+            f"{b.name} eigensystem of an {n}×{n} matrix at dps={b.dps}: estimated {seconds / 60:.0f} min "
+            f"({b.eigh_seconds(100):.1f} s at N=100, scaling like N³)",
             RuntimeWarning,
             stacklevel=3,
         )

@@ -78,10 +78,11 @@ def check_median(median: str) -> str:
 def squared_distances(X: np.ndarray, backend: Backend, exact: ExactData | None = None) -> np.ndarray:
     """Pairwise squared distances |x_i − x_j|², shape (N, N), in the backend's arithmetic.
 
-    float64: direct differences (SciPy ``pdist``), relative error a few ulps per entry, no Gram-based
-    cancellation. mp: exact integers from :class:`ExactData`, each rounded once to the working precision.
+    Backends with :attr:`~precise_kpca.backends.Backend.exact_input` (mp): exact integers from :class:`ExactData`,
+    each rounded once to the working precision. Others (float64): direct differences (SciPy ``pdist``), relative
+    error a few ulps per entry, no Gram-based cancellation.
     """
-    if isinstance(backend, Float64Backend):
+    if not backend.exact_input:
         return squareform(pdist(X, "sqeuclidean"))
     exact = exact or ExactData.from_float64(X)
     return backend.from_scaled_integers(exact.squared_distance_integers, 2 * exact.exp2)

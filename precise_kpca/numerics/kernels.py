@@ -5,9 +5,10 @@ distance (``standardized=False`` takes σ as the raw bandwidth). On the ``float6
 Gram is stored as 1 + expm1(−u) (u = |x_i − x_j|² / 2σ_X²), so centering never cancels; on
 ``float64-naive`` it is exp(−u), as the paper (and scikit-learn) computed it.
 
-Any float64 magnitude: the float64 backends work on X·2^s (:func:`precise_kpca.validation.scale_exponent`, exact;
-a raw σ is scaled with it), so the Gaussian Gram, invariant under that scaling, is computed for data near 1e307 or
-1e-310 as for data near 1; quantities that scale (the residual, the linear and Euclidean Grams) are scaled back
+Any float64 magnitude: a backend with a bounded exponent range (float64,
+:attr:`~precise_kpca.backends.Backend.bounded_range`) works on X·2^s (:func:`precise_kpca.validation.scale_exponent`,
+exact; a raw σ is scaled with it), so the Gaussian Gram, invariant under that scaling, is computed for data near
+1e307 or 1e-310 as for data near 1; quantities that scale (the residual, the linear and Euclidean Grams) are scaled back
 exactly and refused when their values lie outside the float64 range. u is formed as ((D/b)/b)·2^(−2e−1) with
 σ_X = b·2^e, so bandwidths far outside the float range (σ = 1e-320, 2^2000) neither overflow nor produce 0/0:
 u = ∞ gives the exact float64 limit K = 0, and a u that underflows is refused (its deviation would have no digits).
@@ -23,15 +24,13 @@ import mpmath
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from ..backends import Backend, Float64Backend, get_backend
+from ..backends import Backend, get_backend
 from ..validation import check_data, parse_sigma, scale_exponent
 from .exact import ExactData, cross_squared_distance_integers
 from .geometry import check_median, median_distance, squared_distances
 from .matrix import SymmetricMatrix
 
-# Measured: ~20 µs per mpf expm1 at 50 digits; warn before runs longer than a minute.
-_MP_SECONDS_PER_ENTRY = 2e-5
-_WARN_SECONDS = 60.0
+_WARN_SECONDS = 60.0  # warn before elementwise passes longer than a minute
 
 
 @dataclass
@@ -43,11 +42,11 @@ class Bandwidth:
     sigma : Fraction
         The requested (standardized or raw) bandwidth, exact.
     sigma_x : scalar
-        The effective bandwidth σ_X (backend scalar) in the units of the prepared data (X·2^s on float64).
+        The effective bandwidth σ_X (backend scalar) in the units of the prepared data (X·2^s on a bounded range).
     median_distance : scalar or None
         d_X when standardized (same units).
     base, exponent : float, int
-        float64 only: σ_X = base·2^exponent with base = d_X·m (or m), m ∈ [1, 2) the mantissa of σ (rounded
+        Bounded range only: σ_X = base·2^exponent with base = d_X·m (or m), m ∈ [1, 2) the mantissa of σ (rounded
         once), so u never forms σ_X² outside the float range.
     """
 
@@ -61,16 +60,16 @@ class Bandwidth:
 class _Prepared:
     """X validated, its exact form, and squared distances in one backend (shared by the kernel builders).
 
-    On the float64 backends ``X`` is the data times 2^``scale`` (exact) and every length below is in those units.
+    On a backend with a bounded range ``X`` is the data times 2^``scale`` (exact) and every length below is in those
+    units.
     """
 
     def __init__(self, X, backend, dps):
         X = check_data(X)
         self.backend = get_backend(backend, dps)
-        float64 = isinstance(self.backend, Float64Backend)
-        self.scale = scale_exponent(X) if float64 else 0
+        self.scale = scale_exponent(X) if self.backend.bounded_range else 0
         self.X = np.ldexp(X, self.scale) if self.scale else X
-        self.exact = None if float64 else ExactData.from_float64(self.X)
+        self.exact = ExactData.from_float64(self.X) if self.backend.exact_input else None
         _warn_if_slow(self.backend, self.X.shape[0])
         self._sq = None
 
@@ -85,7 +84,7 @@ class _Prepared:
         b = self.backend
         rows = self.X if self.exact is None else None
         d_x = median_distance(self.sq, b, check_median(median), self.exact, rows=rows) if standardized else None
-        if isinstance(b, Float64Backend):
+        if b.bounded_range:
             mantissa, exponent = _split(exact_sigma if standardized else exact_sigma * Fraction(2) ** self.scale)
             base = mantissa * d_x if standardized else mantissa
             return Bandwidth(exact_sigma, _ldexp(base, exponent), d_x, base, exponent)
@@ -93,16 +92,16 @@ class _Prepared:
         return Bandwidth(exact_sigma, s * d_x if standardized else s, d_x)
 
     def true_meta(self, bw: Bandwidth) -> dict:
-        """The bandwidth record in the data's own units (float64: floats, exact mpf where out of range)."""
-        if self.exact is not None:
+        """The bandwidth record in the data's own units (bounded range: floats, exact mpf where out of range)."""
+        if not self.backend.bounded_range:
             return {"sigma": bw.sigma, "sigma_x": bw.sigma_x, "median_distance": bw.median_distance}
         d_x = None if bw.median_distance is None else _unscale_scalar(bw.median_distance, -self.scale)
         return {"sigma": bw.sigma, "sigma_x": _unscale_scalar(bw.base, bw.exponent - self.scale), "median_distance": d_x}
 
     def rescale(self, array: np.ndarray, exponent: int, what: str) -> np.ndarray:
-        """array·2^exponent (float64; mp arrays are returned as they are), refused where an entry leaves the normal
-        float64 range (it would be inf, or lose its digits)."""
-        if exponent == 0 or self.exact is not None:
+        """array·2^exponent (bounded range; other arrays are returned as they are), refused where an entry leaves the
+        normal float64 range (it would be inf, or lose its digits)."""
+        if exponent == 0 or not self.backend.bounded_range:
             return array
         with np.errstate(over="ignore", under="ignore"):
             out = np.ldexp(array, exponent)
@@ -138,13 +137,11 @@ def _unscale_scalar(x: float, e: int):
 
 
 def _warn_if_slow(backend: Backend, n: int) -> None:
-    if isinstance(backend, Float64Backend):
-        return
-    seconds = _MP_SECONDS_PER_ENTRY * n * n * max(1.0, backend.dps / 50)
+    seconds = backend.elementwise_seconds(n * n)
     if seconds > _WARN_SECONDS:
         warnings.warn(
-            f"mp backend with N={n} at dps={backend.dps}: each N×N elementwise pass takes about "
-            f"{seconds / 60:.0f} min, and an mpmath eigensystem far longer (~N³)",
+            f"{backend.name} backend with N={n} at dps={backend.dps}: each N×N elementwise pass takes about "
+            f"{seconds / 60:.0f} min, and an eigensystem far longer (~N³)",
             RuntimeWarning,
             stacklevel=4,
         )
@@ -155,9 +152,10 @@ class Float64Underflow(ValueError):
 
 
 def _scaled_arguments(prep: _Prepared, bw: Bandwidth) -> np.ndarray:
-    """u = |x_i − x_j|² / (2σ_X²), elementwise (float64: ((D/b)/b)·2^(−2e−1), refused where it underflows)."""
+    """u = |x_i − x_j|² / (2σ_X²), elementwise (bounded range: ((D/b)/b)·2^(−2e−1), refused where it
+    underflows)."""
     b = prep.backend
-    if isinstance(b, Float64Backend):
+    if b.bounded_range:
         with np.errstate(over="ignore", under="ignore"):
             u = np.ldexp(prep.sq / bw.base / bw.base, int(np.clip(-2 * bw.exponent - 1, -4400, 4400)))
         positive = prep.sq > 0
@@ -225,11 +223,11 @@ def gaussian_residual(X, sigma, *, backend="float64", dps=None, standardized=Tru
     if b.naive:
         raise ValueError("gaussian_residual has no naive form; use backend='float64' or 'mp'")
     u = _scaled_arguments(prep, bw)
-    if isinstance(b, Float64Backend) and (prep.sq > 0).any() and u[prep.sq > 0].min() ** 2 < np.finfo(np.float64).tiny:
-        raise Float64Underflow(
-            f"sigma={sigma_text(bw.sigma)}: the residual e^-u - 1 + u ~ u²/2 underflows float64; use backend='mp'"
-        )
-    if isinstance(b, Float64Backend):  # σ_X² = base²·2^(2e), in units of 2^scale
+    if b.bounded_range:  # σ_X² = base²·2^(2e), in units of 2^scale
+        if (prep.sq > 0).any() and u[prep.sq > 0].min() ** 2 < np.finfo(np.float64).tiny:
+            raise Float64Underflow(
+                f"sigma={sigma_text(bw.sigma)}: the residual e^-u - 1 + u ~ u²/2 underflows float64; use backend='mp'"
+            )
         residual = prep.rescale(b.exp_residual(u) * bw.base * bw.base, 2 * bw.exponent - 2 * prep.scale,
                                 "the Gaussian residual entries")
     else:
@@ -251,7 +249,7 @@ def gaussian_cross_gram(X_new, X, sigma_x, *, backend="float64", dps=None) -> Sy
         raise ValueError(f"X_new has {X_new.shape[1]} columns but the training data has {X.shape[1]}")
     b = get_backend(backend, dps)
     exact_sigma_x = parse_sigma(sigma_x, name="sigma_x")
-    if isinstance(b, Float64Backend):  # on X·2^s, X_new·2^s and σ_X·2^s: the kernel is invariant (module docstring)
+    if not b.exact_input:  # on X·2^s, X_new·2^s and σ_X·2^s: the kernel is invariant (module docstring)
         scale = scale_exponent(np.vstack([X_new, X]))
         X_new, X = (np.ldexp(A, scale) for A in (X_new, X))
         base, exponent = _split(exact_sigma_x * Fraction(2) ** scale)
@@ -271,7 +269,7 @@ def linear_gram(X, *, backend="float64", dps=None) -> SymmetricMatrix:
     """Linear Gram matrix x_i · x_j (paper Eq. 2a); exact integers rounded once on the mp backend."""
     prep = _Prepared(X, backend, dps)
     b = prep.backend
-    if isinstance(b, Float64Backend):
+    if not b.exact_input:
         return SymmetricMatrix(prep.rescale(prep.X @ prep.X.T, -2 * prep.scale, "the inner products x_i · x_j"), b,
                                kind="linear")
     return SymmetricMatrix(b.from_scaled_integers(prep.exact.gram_integers, 2 * prep.exact.exp2), b, kind="linear")

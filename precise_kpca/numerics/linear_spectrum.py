@@ -2,7 +2,7 @@
 (or L itself when d > N).
 
 L = X_c X_cᵀ has rank r ≤ d; its nonzero eigenvalues are those of X_cᵀ X_c (d×d) and its eigenvectors are
-W = X_c Q Λ^{−1/2}. The other N − r eigenvalues are exactly 0. On the mp backend X_c comes from the exact
+W = X_c Q Λ^{−1/2}. The other N − r eigenvalues are exactly 0. With exact input (mp) X_c comes from the exact
 integer form of X (N·X_c has integer mantissas): X_cᵀ X_c and X_c Q are exact integer products (python-flint
 ``fmpz_mat``, Q read in fixed point at the working precision), and the d×d eigenproblem is solved by the
 refined eigensolver — O(N d²) integer work instead of O(N d²) mpmath operations (minutes at d in the hundreds).
@@ -13,7 +13,7 @@ import flint
 import numpy as np
 
 from ..arith.dyadic import fixed_point_integers
-from ..backends import Backend, Float64Backend
+from ..backends import Backend
 from .eigen_refine import refine_eigensystem
 from .exact import ExactData
 
@@ -35,7 +35,7 @@ class LinearSpectrum:
         b = self.backend = backend
         n = X.shape[0]
         tall = X.shape[1] <= n
-        if isinstance(b, Float64Backend):
+        if not b.exact_input:
             centered = X - X.mean(axis=0)
             small_values, q = b.eigh(centered.T.dot(centered) if tall else centered.dot(centered.T))
         else:
@@ -49,7 +49,7 @@ class LinearSpectrum:
         self.rank = rank
         if not tall:  # more attributes than rows: the N×N Gram was the smaller problem
             self.vectors = q[:, :rank]
-        elif isinstance(b, Float64Backend):
+        elif not b.exact_input:
             self.vectors = centered.dot(q[:, :rank]) / b.sqrt(small_values[:rank])[None, :]
         else:
             self.vectors = self._mp_vectors(scaled, exact.exp2, q[:, :rank]) / b.sqrt(small_values[:rank])[None, :]

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backends import Backend, Float64Backend, get_backend
-from ..validation import check_real, check_symmetric, exact_float64
+from ..backends import Backend, get_backend
+from ..validation import check_real, check_symmetric
 
 
 class SymmetricMatrix:
@@ -56,7 +56,7 @@ class SymmetricMatrix:
 
     def to_float64(self) -> np.ndarray:
         """Nearest-float copy, for plotting or comparison with float64 code."""
-        return np.vectorize(self.backend.to_float, otypes=[float])(self.internal)
+        return self.backend.to_floats(self.internal)
 
     def __getitem__(self, key):
         entry = self.deviation[key]
@@ -96,11 +96,5 @@ def as_symmetric_matrix(K, *, backend=None, dps=None) -> SymmetricMatrix:
         else:
             backend = "float64"
     backend = get_backend(backend, dps)
-    if isinstance(backend, Float64Backend):
-        values = exact_float64(array, "K")
-        if not np.isfinite(values).all():
-            row, col = map(int, np.argwhere(~np.isfinite(values))[0])
-            raise ValueError(f"matrix contains {values[row, col]} at row {row}, column {col}")
-        return SymmetricMatrix(check_symmetric(values, backend.eps), backend)
-    values = backend.internal(array)
+    values = backend.checked_internal(array, "K")
     return SymmetricMatrix(check_symmetric(values, backend.eps), backend)

@@ -100,7 +100,7 @@ class PerturbedSpectrum:
             raise ValueError(f"k={k} must be between 1 and the rank {r} of the centered linear Gram")
         if isinstance(E, np.ndarray):
             self.E_op, self.n = b.operator(E), E.shape[0]
-            e_norm = _to_float(b, b.sqrt((E * E).sum()))
+            e_norm = b.to_float(b.sqrt((E * E).sum()))
             self._E_float64 = lambda: _convert(b, Float64Backend(), E)
         else:  # an operator with dot, shape, frobenius and to_float64 (e.g. residual_series.SeriesOperator)
             self.E_op, self.n = E, E.shape[0]
@@ -182,7 +182,7 @@ class PerturbedSpectrum:
         start = self.backend.matmul(self.Y, xs)
         z = start
         # the series converges at ‖S₀‖/μ_k, faster than the moments' ‖S₀‖/μ_t
-        smallest = min(_to_float(self.backend, mu) for mu in 1 / inverse)
+        smallest = min(self.backend.to_float(mu) for mu in 1 / inverse)
         for _ in range(min(len(self.moments), _neumann_terms(self._s0_norm / smallest, self.backend.eps)) - 1):
             z = start + self._null_apply(z) * inverse[None, :]
         return z * inverse[None, :]
@@ -265,7 +265,7 @@ class PerturbedSpectrum:
         shifted = self.F.copy()
         for j in range(self.rank):
             shifted[j, j] = shifted[j, j] + self.lam[j] - nu
-        return _inverse(self.backend, shifted)
+        return self.backend.inverse(shifted)
 
     def _rest_values(self, count: int) -> list:
         """The largest ``count`` ν with ν ∈ eig(S(ν)), S(ν) = S₀ − Y(Λ + F − ν)⁻¹Yᵀ, descending.
@@ -279,7 +279,7 @@ class PerturbedSpectrum:
         b = self.backend
         if count == 0:  # t = n − 1: W and 1 span everything, A's only other eigenvalue is the exact zero of 1
             return []
-        if isinstance(b, Float64Backend):
+        if b.fixed_precision:  # the float64 fixed point is the answer; otherwise it starts the refinement
             return [nu for nu, _, _ in self._rest_pairs_float64(count)]
         inverse = self._coupling_inverse(b.scalar(0))
         pairs = self._float64_twin()._rest_pairs_float64(count)
@@ -308,7 +308,7 @@ class PerturbedSpectrum:
             T0 = (T0 + T0.T) / 2
             Z = b.matmul(self.Y.T, V).dot(Q)
             # terms until (|ν|·‖(Λ + F)⁻¹‖)ⁿ < eps/16, with ‖(Λ + F)⁻¹‖ ≤ 1/((1 − C)λ_t)
-            ratio = min(2 * abs(estimate) / ((1 - _CONTRACTION) * _to_float(b, self.lam[-1])), 0.5)
+            ratio = min(2 * abs(estimate) / ((1 - _CONTRACTION) * b.to_float(self.lam[-1])), 0.5)
             corrections, R = [], inverse.dot(Z)
             for _ in range(_neumann_terms(ratio, b.eps)):
                 corrections.append(Z.T.dot(R))
@@ -444,17 +444,6 @@ def top_block_size(lam: list, e_norm: float, wanted: int = 1) -> int:
     largest = max(ratios)
     fast = [t for t, ratio in ratios.items() if ratio <= _FAST_RATIO and t >= min(wanted, largest)]
     return max(fast) if fast else largest
-
-
-def _inverse(b: Backend, A: np.ndarray) -> np.ndarray:
-    """Inverse of a small (r×r) matrix."""
-    if isinstance(b, Float64Backend):
-        return scipy.linalg.inv(A)
-    return np.array(b.ctx.inverse(b.ctx.matrix(A.tolist())).tolist(), dtype=object)
-
-
-def _to_float(b: Backend, x) -> float:
-    return float(x) if isinstance(b, Float64Backend) else b.to_float(x)
 
 
 def _convert_scalar(source: Backend, target: Backend, x):
