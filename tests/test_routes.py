@@ -235,7 +235,7 @@ def test_a_linear_tie_is_named_where_every_route_fails_first_on_the_gaussian_sid
     """tic-tac-toe at σ = 2⁻⁴: the binary128 enclosure of every group up to k = 5 meets the board's forced Gaussian
     pairs and the structured range has not begun, but k = 2 cuts an exact linear tie (eigenvalues 1 and 2), so the
     refusal carries that proof (it said "no rigorous route applies"); k = 1 cuts no linear tie and keeps the routes'
-    reasons."""
+    reasons, with the route the plan left out (N = 958 is past the refined route's rows) and what it would take."""
     from precise_kpca.datasets import load
 
     X = load("tic-tac-toe", data_dir=data_dir)
@@ -246,3 +246,5 @@ def test_a_linear_tie_is_named_where_every_route_fails_first_on_the_gaussian_sid
         assert "multiplicity 2 of the integer characteristic polynomial" in m.reason
     m = _quiet_measure(X, "eigenprojection", sigma=Fraction(1, 16), k=1, digits=10)
     assert m.guarantee == "none" and m.reason.startswith("no rigorous route applies"), m.reason
+    assert "refined-enclosure (arb Gram refined up to 200 digits, which separates near-ties) not tried: N = 958 > " \
+           "REFINED_MAX_N = 400" in m.reason, m.reason
