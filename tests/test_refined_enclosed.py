@@ -18,6 +18,7 @@ from precise_kpca.errors import InsufficientPrecision, RouteUnavailable, Undeter
 from precise_kpca.measures import engines, measure, plan
 from precise_kpca.measures import refined_enclosed as refined
 from precise_kpca.measures.routes import REFINED_MAX_N, _ROUTES
+from precise_kpca.numerics.data import clear as clear_derived
 
 from .strategies import data_sets
 
@@ -248,13 +249,13 @@ def test_eigenvalue_enclosures_honour_the_input_error_and_not_a_tenth_of_it(monk
                                      gram.kernel_digits)
 
     monkeypatch.setattr(refined, "gram_enclosure", shifted)
-    refined._refined.cache_clear()
-    refined._enclosure_cached.cache_clear()
+    clear_derived(refined._refined)
+    clear_derived(refined._enclosure_cached)
     try:
         enc = refined.spectrum_enclosure(X, sigma, dps=30, block=3)
     finally:
-        refined._refined.cache_clear()
-        refined._enclosure_cached.cache_clear()
+        clear_derived(refined._refined)
+        clear_derived(refined._enclosure_cached)
     ref = Reference(X, sigma, dps=60)
     truth = [mu * ref.s_units for mu in ref.mu]  # of the true A: the shifted Â is within the declared error
     assert all(ref.mp(enc.lower(i)) <= truth[i] <= ref.mp(enc.upper(i)) for i in range(n))

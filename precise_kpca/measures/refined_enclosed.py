@@ -52,7 +52,6 @@ import math
 import time
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from functools import lru_cache
 
 import flint
 import mpmath
@@ -69,6 +68,7 @@ from ..certify.ritz import gram_lower_bound, ritz_pencil
 from ..certify.linear_enclosure import LinearEnclosure, exact_linear, linear_enclosure
 from ..errors import InsufficientPrecision, InternalCheckFailed
 from ..numerics.eigen_refine import input_bits, refine_eigensystem
+from ..numerics.data import data_state
 from ..numerics.exact import ExactData
 from ..numerics.exact_geometry import ExactEccentricity
 from .intervals import aggregate as aggregate_balls
@@ -311,12 +311,10 @@ def _normalised(total: FixedMatrix) -> tuple[FixedMatrix, int]:
 
 
 # -- 2. the refined eigensystem, enclosed ------------------------------------------------------------------------
-@lru_cache(maxsize=2)
-def _refined(data: bytes, shape: tuple, sigma, median: str, dps: int, k: int):
-    """(GramEnclosure, RefinedEigensystem, seconds) at ``dps`` digits with the top k vectors (cached)."""
-    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+def _refined(X: np.ndarray, sigma, median: str, dps: int, k: int):
+    """(GramEnclosure, RefinedEigensystem, seconds) at ``dps`` digits with the top k vectors (kept: the last two)."""
     start = time.perf_counter()
-    gram = gram_enclosure(X, sigma, bits=input_bits(shape[0], dps, tier=1), median=median)
+    gram = gram_enclosure(X, sigma, bits=input_bits(X.shape[0], dps, tier=1), median=median)
     built = time.perf_counter()
     refined = refine_eigensystem(gram.fixed, dps=dps, tier=1, k=k, input_error=gram.error)
     return gram, refined, {"gram": built - start, "refinement": time.perf_counter() - built}
@@ -428,16 +426,13 @@ def spectrum_enclosure(X: np.ndarray, sigma: Fraction, *, dps: int, median: str 
         The top ``block`` eigenvalues belong to a cluster of more than :data:`MAX_BLOCK` at this precision, or
         the block is not separated from the rest.
     """
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    return _enclosure_cached(X.tobytes(), X.shape, sigma, median, dps, block)
+    return data_state(X).derived(_enclosure_cached, sigma, median, dps, block, keep=4)
 
 
-@lru_cache(maxsize=4)
-def _enclosure_cached(data: bytes, shape: tuple, sigma, median: str, dps: int, block: int) -> RefinedEnclosure:
-    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
-    n = shape[0]
+def _enclosure_cached(X: np.ndarray, sigma, median: str, dps: int, block: int) -> RefinedEnclosure:
+    n = X.shape[0]
     k = min(n, max(block, SHARED_BLOCK))
-    gram, refined, seconds = _refined(data, shape, sigma, median, dps, k)
+    gram, refined, seconds = data_state(X).derived(_refined, sigma, median, dps, k, keep=2)
     lows, highs = _value_ends(refined)
     stop = _block_end(lows, highs, min(block, n))
     if stop > MAX_BLOCK:
@@ -446,7 +441,7 @@ def _enclosure_cached(data: bytes, shape: tuple, sigma, median: str, dps: int, b
             f"digits do not split (at most {MAX_BLOCK} are treated as one block)",
             needed_dps=gram.kernel_digits + GUARD_DIGITS if gram.kernel_digits > dps else None)
     if stop > k:
-        gram, refined, seconds = _refined(data, shape, sigma, median, dps, stop)
+        gram, refined, seconds = data_state(X).derived(_refined, sigma, median, dps, stop, keep=2)
     return _block_enclosure(X, gram, refined, lows, highs, dps, stop, seconds)
 
 
