@@ -1,10 +1,16 @@
 """numerics/data.py: one DataState per data set owns what is derived from X; the per-module caches are gone."""
+import ast
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import precise_kpca
+from precise_kpca.measures.certified import measure
 from precise_kpca.numerics.data import REGISTRY_SIZE, clear, data_state
+
+PACKAGE = Path(precise_kpca.__file__).parent
 
 
 @pytest.fixture(autouse=True)
@@ -112,3 +118,29 @@ def test_a_pickled_state_crosses_as_its_data():
     copy = pickle.loads(pickle.dumps(state))
     assert copy is state  # in one process the registry finds it; a worker builds its own from X
     assert len(pickle.dumps(state)) < 2 * len(pickle.dumps(state.X))
+
+
+def test_measure_reads_a_state_and_shares_its_work():
+    X = np.random.default_rng(5).normal(size=(12, 3))
+    state = data_state(X)
+    from_state = measure(state, "eigenvalue", 2**20, digits=10)
+    from_array = measure(X, "eigenvalue", 2**20, digits=10)
+    assert (from_state.lower, from_state.upper) == (from_array.lower, from_array.upper)
+    assert vars(state)["_memo"]  # the exact linear side, the certificate: kept by the state
+
+
+def test_no_module_keeps_derived_values_in_a_global_cache():
+    """Every value derived from a data set lives in its DataState (the per-module lru_caches keyed on
+    X.tobytes() are gone); caches of constants (versions, the cost model) are not of a data set."""
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.parts[-2] in ("studies",):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef):
+                for deco in node.decorator_list:
+                    target = deco.func if isinstance(deco, ast.Call) else deco
+                    name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+                    if name in ("lru_cache", "cache"):
+                        found.append(f"{path.relative_to(PACKAGE)}:{node.name}")
+    assert found == ["datasets/manifest.py:registry"]
