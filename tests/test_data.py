@@ -1,5 +1,6 @@
 """numerics/data.py: one DataState per data set owns what is derived from X; the per-module caches are gone."""
 import ast
+import copy as copy_module
 import pickle
 from pathlib import Path
 
@@ -118,6 +119,16 @@ def test_a_pickled_state_crosses_as_its_data():
     copy = pickle.loads(pickle.dumps(state))
     assert copy is state  # in one process the registry finds it; a worker builds its own from X
     assert len(pickle.dumps(state)) < 2 * len(pickle.dumps(state.X))
+
+
+def test_a_copy_of_a_derived_object_starts_empty():
+    from precise_kpca.certify.linear_enclosure import exact_linear
+
+    exact = exact_linear(_set(0))
+    exact.trace()
+    copy = copy_module.copy(exact)
+    assert "_memo" in vars(exact) and "_memo" not in vars(copy)
+    assert copy.trace() == exact.trace()
 
 
 def test_measure_reads_a_state_and_shares_its_work():

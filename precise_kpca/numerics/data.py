@@ -88,6 +88,12 @@ class Derived:
                     vars(owner).get("_memo", {}).pop((compute, old_params), None)
         return value
 
+    def __getstate__(self):
+        # a copy (pickle, copy.copy) starts with no derived values: the ledger counts the original's alone
+        state = dict(vars(self))
+        state.pop("_memo", None)
+        return state
+
 
 class DataState(Derived):
     """A validated float64 data matrix and the values derived from it (module docstring).
