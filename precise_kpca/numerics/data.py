@@ -11,7 +11,8 @@ Design
 * :class:`DataState` holds X (a private read-only copy, so nothing derived from it can go stale) and a memo of
   derived values keyed by (compute function, parameters): :meth:`DataState.derived` ``(compute, *params)``
   returns ``compute(X, *params)``, computed once. The compute functions stay in the modules that own their concepts
-  (this module imports nothing of the package: every layer may use it, it never imports upward).
+  and ask for their values; objects derived from the data (:class:`Derived`: the exact linear part, a linear
+  enclosure) own their derived values the same way.
 * Memory is bounded per compute function over all data sets: ``keep`` values of one function are held at most,
   the least recently used dropped (the bound each former per-module ``lru_cache`` had, so the bounds are today's:
   e.g. the binary128 data side of one data set, the binary128 words of two bandwidths, the structured certificates
@@ -19,13 +20,19 @@ Design
 * Entry points keep accepting a raw ndarray: :func:`data_state` maps it to its :class:`DataState` through one
   registry of the last :data:`REGISTRY_SIZE` data sets (by content: shape and a BLAKE2 digest, confirmed bit for bit
   against the kept copy), so a study calling ``measure(X, σ, …)`` per σ shares the work. ``data_state(state.X)``
-  is found by identity without hashing, even after the registry dropped the state: a study that holds its states
-  (and passes ``state.X`` down) keeps their values however many data sets it interleaves.
-* :func:`clear` drops every derived value and the registry (tests that spoil a computation; benchmarks that time
-  a cold start).
+  is found by identity without hashing, even after the registry dropped the state: ``measure`` accepts a state and
+  passes its X down, and the sweeps (:func:`~precise_kpca.studies.curves.run_sweep`, behind ``curves`` and
+  ``reproduce``) hold one state per data set in every worker, so they keep their values however many data sets
+  interleave. A state pickles as its X: a worker derives its own values.
+* :func:`clear` drops the values of given compute functions (a test that spoils one computation), or every value
+  and the registry.
+* Why a class of its own: :class:`~precise_kpca.numerics.exact.ExactData` is the integer form of any float64
+  matrix (scaled copies, stacked pairs of sets), a value rather than the owner of one data set's state; this module
+  sits below every user (numerics, certify, measures, asymptotics) and imports nothing of the package.
 
-Memory: the registry holds :data:`REGISTRY_SIZE` copies of X (the former caches held one ``X.tobytes()`` key per
-cached entry, up to ~100); the derived values are bounded as above, whatever the number of live states.
+Memory: the registry holds :data:`REGISTRY_SIZE` copies of X, and a sweep its own data sets (the former caches held
+one ``X.tobytes()`` key per cached entry, up to ~100); the derived values are bounded as above, whatever the number
+of live states.
 """
 from __future__ import annotations
 
@@ -40,7 +47,7 @@ import numpy as np
 T = TypeVar("T")
 
 REGISTRY_SIZE = 8
-"""Data sets the registry keeps (least recently used dropped): the widest per-data-set bound the former caches had."""
+"""Data sets the registry keeps (least recently used dropped): as many as the former σ-independent caches kept."""
 
 _LOCK = threading.RLock()
 _REGISTRY: OrderedDict = OrderedDict()  # (shape, digest) -> DataState, least recently used first
