@@ -106,7 +106,7 @@ def to_float(value) -> float:
     return result
 
 
-def compute_point(X: np.ndarray, task: PointTask) -> dict:
+def compute_point(X: np.ndarray | DataState, task: PointTask) -> dict:
     """Compute one point with :func:`precise_kpca.measures.measure` (runs in a worker; picklable in and out).
 
     Returns
