@@ -20,6 +20,7 @@ from precise_kpca.errors import InsufficientPrecision
 from precise_kpca.measures import enclosed
 from precise_kpca.measures.measurement import interval_digits
 from precise_kpca.measures.results import fraction_ends
+from precise_kpca.numerics.data import clear as clear_derived
 
 from .reference import eigensystems, reference
 from .test_enclosure_mutations import tighten_li_li
@@ -74,9 +75,9 @@ def test_the_certificate_covers_every_matrix_within_delta(monkeypatch):
 def partial(monkeypatch):
     """The certified-top path on small data: Lanczos pairs and the Cholesky certificate from N = 1."""
     monkeypatch.setattr(enclosed, "PARTIAL_MIN_N", 1)
-    enclosed._enclosure_cached.cache_clear()
+    clear_derived(enclosed._enclosure_cached)
     yield
-    enclosed._enclosure_cached.cache_clear()
+    clear_derived(enclosed._enclosure_cached)
 
 
 def _wine_like(n=60, seed=1):
@@ -108,7 +109,7 @@ def test_the_complement_solve_gives_the_newton_step_its_accuracy(partial, monkey
     X, sigma = _wine_like(), Fraction(2) ** 3
     full = enclosed.spectrum_enclosure(X, sigma, exact_products=False)
     digits = interval_digits(*enclosed.eigen_distance_interval(full, X, 1, 1e-6, "mean"))
-    enclosed._enclosure_cached.cache_clear()
+    clear_derived(enclosed._enclosure_cached)
     monkeypatch.setattr(enclosed, "_complement_solve", lambda A_f, V, theta, B: np.zeros_like(B))
     blind = enclosed.spectrum_enclosure(X, sigma, exact_products=False)
     assert interval_digits(*enclosed.eigen_distance_interval(blind, X, 1, 1e-6, "mean")) < digits - 3
@@ -137,7 +138,7 @@ def test_li_li_radius_of_the_certified_block_decides(partial, monkeypatch):
     assert enc.upper[rank - 1] - enc.lower[rank - 1] < Fraction(1, 10**8) * abs(mu)  # the spoil shows, tightly
 
     tighten_li_li(monkeypatch)
-    enclosed._enclosure_cached.cache_clear()
+    clear_derived(enclosed._enclosure_cached)
     enc = enclosed.spectrum_enclosure(X, sigma, exact_products=False)
     assert not _contains(enc.lower[rank - 1], mu, enc.upper[rank - 1])
 

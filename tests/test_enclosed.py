@@ -15,6 +15,7 @@ from precise_kpca.numerics.kernels import Float64Underflow
 from precise_kpca.numerics.binary128_residual import Binary128ResidualOperator
 from precise_kpca.studies.curves import bundle_tasks
 from precise_kpca.studies.curves import NAIVE_BACKEND, sweep_tasks
+from precise_kpca.numerics.data import clear as clear_derived
 
 REF_DPS = 60
 
@@ -60,11 +61,11 @@ def test_perturbed_eigenvectors_widen_the_interval_but_never_lose_the_truth(monk
         return w, V
 
     enclosed.linear_for(X)  # the linear side (cached) from the unspoiled eigensolver: only A's vectors are spoiled
-    enclosed._enclosure_cached.cache_clear()
+    clear_derived(enclosed._enclosure_cached)
     monkeypatch.setattr(enclosed.np.linalg, "eigh", spoiled)
     monkeypatch.setattr(enclosed, "_newton_correction", lambda A, w, V, m: np.zeros((V.shape[0], m)))
     enc = enclosed.spectrum_enclosure(X, Fraction(2) ** p)
-    enclosed._enclosure_cached.cache_clear()
+    clear_derived(enclosed._enclosure_cached)
     lo, hi = _interval(X, "eigenprojection", p, enc=enc)
     assert lo <= ref <= hi
     assert interval_digits(lo, hi) <= 8  # 1e-7 of error cannot be certified away
@@ -111,9 +112,9 @@ def test_structured_twin_with_binary128_e_matches_the_mp_one(monkeypatch):
     mp_shifts = [b.export(s) for s in perturbed_spectrum(X, sigma, b, 2).shifts]
     monkeypatch.setattr("precise_kpca.measures.structured.BINARY128_MIN_N", 0)
     from precise_kpca.measures import structured
-    structured._perturbed_cached.cache_clear()
+    clear_derived(structured._perturbed_cached)
     quad_shifts = [b.export(s) for s in perturbed_spectrum(X, sigma, b, 2).shifts]
-    structured._perturbed_cached.cache_clear()
+    clear_derived(structured._perturbed_cached)
     for a, c in zip(mp_shifts, quad_shifts):
         assert abs(a - c) <= abs(a) * mpmath.mpf(10) ** -25
 

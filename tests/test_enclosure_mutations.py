@@ -22,6 +22,7 @@ from precise_kpca.certify import angles, theorems
 from precise_kpca.certify import linear_enclosure as linear_module
 from precise_kpca.certify import perturbed_enclosure as perturbed
 from precise_kpca.measures import enclosed, intervals, structured_enclosed
+from precise_kpca.numerics.data import clear as clear_derived
 
 from .reference import eigensystems, reference
 from .test_linear_ties import _tied_boards
@@ -60,11 +61,9 @@ def _near_tie_data():
 def _fresh_caches():
     """Spoiled enclosures must not outlive their test (nor cached clean ones leak in)."""
     caches = (linear_module._linear_cached, structured_enclosed._certificate_cached, enclosed._enclosure_cached)
-    for cache in caches:
-        cache.cache_clear()
+    clear_derived(*caches)
     yield
-    for cache in caches:
-        cache.cache_clear()
+    clear_derived(*caches)
 
 
 def _s_units(lin) -> object:
@@ -263,7 +262,7 @@ def _spoiled_refinement(monkeypatch, spoil_values: bool):
     # the spoiled pairs miss the grid, so linear_enclosure would replace them by eigsy's: keep the spoiled ones,
     # whose certificate is what these tests check
     monkeypatch.setattr(linear_module, "_RADIUS_SLACK_BITS", 10**9)
-    linear_module._linear_cached.cache_clear()
+    clear_derived(linear_module._linear_cached)
 
 
 @pytest.mark.slow
@@ -281,7 +280,7 @@ def test_linear_radius(monkeypatch):
 
     radius = linear_module._global_radius
     monkeypatch.setattr(linear_module, "_global_radius", lambda *args: radius(*args) / TIGHTER)
-    linear_module._linear_cached.cache_clear()
+    clear_derived(linear_module._linear_cached)
     lin = linear_module.linear_enclosure(X, 64)
     assert not _contains(lin.lower(0), lam0, lin.upper(0))
 
@@ -299,7 +298,7 @@ def test_linear_subspace_sin_theta(monkeypatch):
 
     sin_theta = linear_module.ritz_subspace_sin_theta
     monkeypatch.setattr(linear_module, "ritz_subspace_sin_theta", lambda *a, **kw: sin_theta(*a, **kw) / TIGHTER)
-    linear_module._linear_cached.cache_clear()
+    clear_derived(linear_module._linear_cached)
     lin = linear_module.linear_enclosure(X, 128)
     assert not true <= _q(lin.sin_theta(0, 1))
 
@@ -323,7 +322,7 @@ def test_principal_angle_widening(monkeypatch):
     want = _q(reference(X, "eigenprojection", sigma, digits=REF_DIGITS).value)
 
     def interval():
-        structured_enclosed._certificate_cached.cache_clear()
+        clear_derived(structured_enclosed._certificate_cached)
         cert = structured_enclosed.certificate(X, sigma, digits=10)
         return cert, structured_enclosed.eigen_distance_interval(cert, 1, 1e-6, "mean")
 
@@ -374,7 +373,7 @@ def test_binary128_kato_temple(monkeypatch):
         return None if bound is None else _shrunk_toward((theta_low + theta_high) / 2, *bound)
 
     monkeypatch.setattr(theorems, "kato_temple", tighter)
-    enclosed._enclosure_cached.cache_clear()
+    clear_derived(enclosed._enclosure_cached)
     enc = enclosed.spectrum_enclosure(X, sigma)
     assert not _contains(enc.lower[0], mu0, enc.upper[0])
 
@@ -389,7 +388,7 @@ def test_binary128_group_bounds(monkeypatch):
     _spoiled_eigh(monkeypatch)
 
     def corrected_bound():
-        enclosed._enclosure_cached.cache_clear()
+        clear_derived(enclosed._enclosure_cached)
         enc = enclosed.spectrum_enclosure(X, sigma)
         corrected, bound = enc.sin_theta[(0, 1)]
         assert corrected

@@ -20,6 +20,7 @@ from precise_kpca.arith.dyadic import Dyadic
 from precise_kpca.asymptotics import enclosed_limits
 from precise_kpca.certify import linear_enclosure as linear_module
 from precise_kpca.measures.results import arb_ends
+from precise_kpca.numerics.data import clear as clear_derived
 
 from .first_order_reference import Reference
 
@@ -36,11 +37,9 @@ _CTX.prec = 2000
 def _fresh_caches():
     """Spoiled enclosures must not outlive their test (nor cached clean ones leak in)."""
     caches = (linear_module._linear_cached, enclosed_limits._enclose_cached)
-    for cache in caches:
-        cache.cache_clear()
+    clear_derived(*caches)
     yield
-    for cache in caches:
-        cache.cache_clear()
+    clear_derived(*caches)
 
 
 def _wide():
@@ -78,7 +77,7 @@ def _interval(X, evaluate, *, coupling=1, null=1):
         enc = enclosed_limits.enclose(X, BITS)
         with flint.ctx.workprec(enc.prec):
             ends = arb_ends(evaluate(enc))
-    enclosed_limits._enclose_cached.cache_clear()
+    clear_derived(enclosed_limits._enclose_cached)
     return tuple(_CTX.mpf(v) for v in ends)
 
 

@@ -25,7 +25,6 @@ translation of a published algorithm, whose steps read best beside the paper's. 
 
 PENDING = {
     ("precise_kpca/numerics/binary128_gram.py", None): "being split on branch b128fast20",
-    ("precise_kpca/measures/refined_enclosed.py", None): "being split on branch dataset23",
 }
 """(module path, function name or None for the module itself) → the branch splitting it (strict xfail)."""
 

@@ -17,7 +17,9 @@ from precise_kpca.arith.fixed import FixedMatrix
 from precise_kpca.errors import InsufficientPrecision, RouteUnavailable, Undetermined
 from precise_kpca.measures import engines, measure, plan
 from precise_kpca.measures import refined_enclosed as refined
+from precise_kpca.measures import refined_gram
 from precise_kpca.measures.routes import REFINED_MAX_N, _ROUTES
+from precise_kpca.numerics.data import clear as clear_derived
 
 from .strategies import data_sets
 
@@ -134,7 +136,7 @@ def _gram_error(X, sigma, gram):
                                             (0, 9, Fraction(2) ** 20), (3, 6, Fraction(5))])
 def test_gram_enclosure_holds_and_a_tenth_of_it_would_not(seed, n, sigma):
     X = np.random.default_rng(seed).normal(size=(n, 3)) * np.array([1.0, 0.5, 1e-3])
-    gram = refined.gram_enclosure(X, sigma, bits=200)
+    gram = refined_gram.gram_enclosure(X, sigma, bits=200)
     actual = _gram_error(X, sigma, gram)
     assert actual <= gram.error
     assert actual > gram.error / 10  # the bound is the grid's, and the grid's rounding is really there
@@ -151,7 +153,7 @@ def test_phi_balls_of_exact_integers_contain_phi(bits):
     ctx.dps = 100
     with flint.ctx.workprec(300):
         c = -flint.arb(1) / (flint.arb(2) ** (bits - 2) * 3)  # u = c·v from 1e-13 to 1/3
-        balls = refined._phi_balls(values, c)
+        balls = refined_gram._phi_balls(values, c)
         ends = [[ctx.ldexp(*(int(t) for t in e.man_exp())) for e in (b.lower(), b.upper())] for b in balls]
     for v, (lo, hi) in zip(values, ends):
         u = ctx.mpf(v) / (ctx.mpf(2) ** (bits - 2) * 3)
@@ -162,7 +164,7 @@ def test_phi_balls_of_exact_integers_contain_phi(bits):
 def test_gram_enclosure_of_a_kernel_below_every_float():
     """σ = 2^-12: off-diagonal kernel entries near 10^-786766 (no float64 or binary128 holds them)."""
     X, _ = _near_tie()
-    gram = refined.gram_enclosure(X, Fraction(1, 4096), bits=200)
+    gram = refined_gram.gram_enclosure(X, Fraction(1, 4096), bits=200)
     assert _gram_error(X, Fraction(1, 4096), gram) <= gram.error
     ref = Reference(X, Fraction(1, 4096), dps=30)
     assert abs(gram.kernel_digits + ref.ctx.log10(ref.kernel_max)) <= 1
@@ -244,17 +246,17 @@ def test_eigenvalue_enclosures_honour_the_input_error_and_not_a_tenth_of_it(monk
         gram = original(X, sigma, bits=bits, median=median)
         c = 2.0**-60
         eye = FixedMatrix.from_integers(np.eye(n, dtype=int).astype(object), -60)
-        return refined.GramEnclosure(gram.fixed + eye, gram.unit, gram.error + c * np.sqrt(n) * (1 + 2**-40),
+        return refined_gram.GramEnclosure(gram.fixed + eye, gram.unit, gram.error + c * np.sqrt(n) * (1 + 2**-40),
                                      gram.kernel_digits)
 
     monkeypatch.setattr(refined, "gram_enclosure", shifted)
-    refined._refined.cache_clear()
-    refined._enclosure_cached.cache_clear()
+    clear_derived(refined._refined)
+    clear_derived(refined._enclosure_cached)
     try:
         enc = refined.spectrum_enclosure(X, sigma, dps=30, block=3)
     finally:
-        refined._refined.cache_clear()
-        refined._enclosure_cached.cache_clear()
+        clear_derived(refined._refined)
+        clear_derived(refined._enclosure_cached)
     ref = Reference(X, sigma, dps=60)
     truth = [mu * ref.s_units for mu in ref.mu]  # of the true A: the shifted Â is within the declared error
     assert all(ref.mp(enc.lower(i)) <= truth[i] <= ref.mp(enc.upper(i)) for i in range(n))

@@ -19,6 +19,7 @@ from precise_kpca.certify.float64_enclosure import enclose_float64, sharpen_top
 from precise_kpca.measures import enclosed, measure
 from precise_kpca.measures.measurement import interval_digits
 from precise_kpca.measures.results import fraction_ends
+from precise_kpca.numerics.data import clear as clear_derived
 
 from .reference import reference
 from .rigorous_check import check_measurement
@@ -120,7 +121,7 @@ def test_the_hybrid_enclosure_certifies_the_eigen_measures(p):
     eigenprojection intervals contain it, with binary128-level digits (≥ 15)."""
     X = _wine_like()
     sigma = Fraction(2) ** p
-    enclosed._enclosure_cached.cache_clear()
+    clear_derived(enclosed._enclosure_cached)
     enc = enclosed.spectrum_enclosure(X, sigma, exact_products=False)
     for name, k in (("eigenvalue", 1), ("eigenprojection", 1), ("eigenprojection", 2)):
         if name == "eigenvalue":

@@ -38,7 +38,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 
 import flint
 import mpmath
@@ -51,6 +50,7 @@ from ..errors import InsufficientPrecision, InternalCheckFailed
 from ..measures.intervals import ball_max, check_k, fraction_ball, linear_groups_exact
 from ..measures.measurement import interval_digits
 from ..measures.results import arb_ends
+from ..numerics.data import data_state
 from ..numerics.exact_geometry import ExactEccentricity
 from .first_order_operator import FirstOrderOperator, _range_basis, first_order_operator
 
@@ -117,13 +117,10 @@ def enclose(X: np.ndarray, bits: int, route: str | None = None) -> LimitEnclosur
     InsufficientPrecision
         Linear eigenvalues are not separated (nor proven equal) at this precision.
     """
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    return _enclose_cached(X.tobytes(), X.shape, 64 * math.ceil(max(bits, 64) / 64), route)
+    return data_state(X).derived(_enclose_cached, 64 * math.ceil(max(bits, 64) / 64), route, keep=4)
 
 
-@lru_cache(maxsize=4)
-def _enclose_cached(data: bytes, shape: tuple, bits: int, route) -> LimitEnclosure:
-    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+def _enclose_cached(X: np.ndarray, bits: int, route) -> LimitEnclosure:
     lin = linear_enclosure(X, bits)
     op = first_order_operator(X, route)
     blocks = _blocks(lin)

@@ -39,7 +39,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 
 import flint
 import numpy as np
@@ -54,6 +53,7 @@ from ..certify.linear_enclosure import ExactLinear, exact_linear
 from ..certify.perturbed_enclosure import _pivot_columns
 from ..certify.ritz import ritz_pencil
 from ..errors import InsufficientPrecision, InternalCheckFailed
+from ..numerics.data import data_state
 from ..numerics.exact import ExactData
 
 ROUTES = ("features", "dense")
@@ -107,22 +107,20 @@ def first_order_operator(X: np.ndarray, route: str | None = None) -> FirstOrderO
     route : {"features", "dense"}, optional
         Default: ``"features"`` when U has at most N columns (module docstring), else ``"dense"``.
     """
-    X = np.ascontiguousarray(X, dtype=np.float64)
     if route is not None and route not in ROUTES:
         raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
-    n, d = X.shape
+    state = data_state(X)
+    n, d = state.shape
     if route is None:
         route = "features" if _feature_count(d) + 2 * d <= n else "dense"
-    return _operator_cached(X.tobytes(), X.shape, route)
+    return state.derived(_operator_cached, route, keep=4)
 
 
 def _feature_count(d: int) -> int:
     return 1 + 2 * d + d * (d - 1) // 2
 
 
-@lru_cache(maxsize=4)
-def _operator_cached(data: bytes, shape: tuple, route: str) -> FirstOrderOperator:
-    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+def _operator_cached(X: np.ndarray, route: str) -> FirstOrderOperator:
     exact = exact_linear(X)
     if route == "features":
         return _features_operator(exact)

@@ -35,7 +35,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import lru_cache
 
 import flint
 import mpmath
@@ -45,6 +44,7 @@ from ..arith.dyadic import Dyadic, mpf_matrix_to_dyadic
 from ..arith.fixed import FixedMatrix
 from ..arith.rounding import sqrt_up
 from ..errors import InsufficientPrecision, InternalCheckFailed, Undetermined
+from ..numerics.data import Derived, data_state
 from ..numerics.exact import ExactData
 from . import theorems
 from .eigen_enclosure import ritz_subspace_sin_theta
@@ -53,8 +53,8 @@ _DIGIT_BITS = math.log2(10)
 _RADIUS_SLACK_BITS = 24  # a radius within 2^24 grid units of λ₁·2^-bits counts as reached
 
 
-@dataclass(frozen=True, eq=False)  # compared and hashed by identity: one object per data set (cached)
-class ExactLinear:
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: one object per data set (its DataState's)
+class ExactLinear(Derived):
     """The exact integer form of the linear side of one data set (σ-independent).
 
     Attributes
@@ -91,24 +91,21 @@ class ExactLinear:
 
     def trace(self) -> Fraction:
         """trace(L_S) = ‖Z‖_F², exact (computed once per data set)."""
-        return _trace_cached(self)
+        return self.derived(_trace, keep=8)
 
 
-@lru_cache(maxsize=8)
-def _trace_cached(exact: ExactLinear) -> Fraction:
+def _trace(exact: ExactLinear) -> Fraction:
     return exact.z.frobenius_squared()
 
 
 def exact_linear(X: np.ndarray) -> ExactLinear:
-    """The :class:`ExactLinear` of a validated float64 data matrix (cached per data set)."""
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    return _exact_linear_cached(X.tobytes(), X.shape)
+    """The :class:`ExactLinear` of a validated float64 data matrix (one per data set, kept by its
+    :class:`~precise_kpca.numerics.data.DataState`)."""
+    return data_state(X).derived(_exact_linear, keep=8)
 
 
-@lru_cache(maxsize=8)
-def _exact_linear_cached(data: bytes, shape: tuple) -> ExactLinear:
-    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
-    n, d = shape
+def _exact_linear(X: np.ndarray) -> ExactLinear:
+    n, d = X.shape
     exact = ExactData.from_float64(X)
     z = Dyadic.from_int_array(n * exact.mantissas - exact.mantissas.sum(axis=0)[None, :])
     tall = d <= n
@@ -117,7 +114,7 @@ def _exact_linear_cached(data: bytes, shape: tuple) -> ExactLinear:
 
 
 @dataclass(frozen=True, eq=False)
-class LinearEnclosure:
+class LinearEnclosure(Derived):
     """L's eigenvalues enclosed and an exact dyadic eigenvector basis, at one precision (S-units throughout).
 
     Attributes
@@ -223,11 +220,10 @@ class LinearEnclosure:
 
 
 def tied_linear_eigenvalues_cached(exact: ExactLinear) -> tuple:
-    return _ties_cached(exact)
+    return exact.derived(_ties, keep=8)
 
 
-@lru_cache(maxsize=8)
-def _ties_cached(exact: ExactLinear) -> tuple:
+def _ties(exact: ExactLinear) -> tuple:
     return tuple(_integer_ties(exact.small, exact.rank))
 
 
@@ -256,15 +252,13 @@ def linear_enclosure(X: np.ndarray, bits: int) -> LinearEnclosure:
     bits : int
         Relative accuracy wanted of the approximations (their certificates say what was reached).
     """
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    return _linear_cached(X.tobytes(), X.shape, 64 * math.ceil(max(bits, 64) / 64))
+    return data_state(X).derived(_linear_cached, 64 * math.ceil(max(bits, 64) / 64), keep=8)
 
 
-@lru_cache(maxsize=8)
-def _linear_cached(data: bytes, shape: tuple, bits: int) -> LinearEnclosure:
+def _linear_cached(X: np.ndarray, bits: int) -> LinearEnclosure:
     from ..numerics.eigen_refine import refine_eigensystem
 
-    exact = _exact_linear_cached(data, shape)
+    exact = exact_linear(X)
     if exact.rank == 0:
         raise ValueError("the centered data are all zero (every row is the same): L has no nonzero eigenvalue")
     size = exact.small.nrows()

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 
 import flint
 import numpy as np
@@ -257,7 +256,7 @@ def null_block_bound(exact: ExactLinear, eop: ResidualOperator) -> Fraction:
     """
     if not exact.tall:
         raise InsufficientPrecision("the null-block bound needs d ≤ N")
-    z_b, z_b_fixed, c = _pivot_basis(exact)
+    z_b, z_b_fixed, c = exact.derived(_pivot_basis, keep=8)
     y = eop.apply_fixed(z_b_fixed)
     gram, f = (y.T @ y).to_fmpq(), (z_b.T @ y).to_fmpq()
     e2 = eop.frobenius
@@ -276,7 +275,6 @@ def null_block_bound(exact: ExactLinear, eop: ResidualOperator) -> Fraction:
     return Fraction(man) * Fraction(2) ** exp + eop.delta
 
 
-@lru_cache(maxsize=8)
 def _pivot_basis(exact: ExactLinear) -> tuple[Dyadic, FixedMatrix, flint.fmpq_mat]:
     """Z_B (independent columns of Z; also in fixed point, for the products with E) and C = Z_BᵀZ_B, exact:
     σ-independent, one per data set."""

@@ -14,13 +14,13 @@ from __future__ import annotations
 import math
 import warnings
 from fractions import Fraction
-from functools import lru_cache
 
 import numpy as np
 
 from ..backends import Backend, Float64Backend, MPBackend, get_backend
 from ..errors import InsufficientPrecision
 from ..numerics import double_center, eigensystem, gaussian_residual
+from ..numerics.data import data_state
 from ..numerics.linear_spectrum import LinearSpectrum
 from . import results, structured
 from .measurement import Route, agreeing_digits
@@ -83,13 +83,10 @@ def evaluate(X: np.ndarray, name: str, sigma: Fraction, backend: Backend, *, k=1
 
 def _eigen_distance_at_zero(X, backend: Backend, k, tau, aggregate):
     """EigenDist(I, w, λ) of Eq. 19's normalization: σ-independent, cached per data set and backend."""
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    return _at_zero_cached(X.tobytes(), X.shape, backend.name, backend.dps, k, tau, aggregate)
+    return data_state(X).derived(_at_zero_cached, backend.name, backend.dps, k, tau, aggregate, keep=16)
 
 
-@lru_cache(maxsize=16)
-def _at_zero_cached(data, shape, backend_name, dps, k, tau, aggregate):
-    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+def _at_zero_cached(X, backend_name, dps, k, tau, aggregate):
     backend = get_backend(backend_name, dps if backend_name == "mp" else None)
     linear = LinearSpectrum(X, backend)
     return eigen_distance(backend, identity_basis(backend, X.shape[0], k), linear, k, tau, aggregate)
@@ -100,13 +97,11 @@ SHARED_VECTORS = 5  # eigenvectors kept per cached eigensystem, so measures with
 
 def _full_eigensystem(X, sigma, backend: Backend, linear, k: int):
     """All eigenvalues and the top-k eigenvectors of σ_X² H K_G H (backend form), cached per σ and backend."""
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    return _full_eigensystem_cached(X.tobytes(), X.shape, sigma, backend.name, backend.dps, min(k, X.shape[0]))
+    state = data_state(X)
+    return state.derived(_full_eigensystem_cached, sigma, backend.name, backend.dps, min(k, state.shape[0]), keep=2)
 
 
-@lru_cache(maxsize=2)
-def _full_eigensystem_cached(data, shape, sigma, backend_name, dps, k):
-    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+def _full_eigensystem_cached(X, sigma, backend_name, dps, k):
     backend = get_backend(backend_name, dps if backend_name == "mp" else None)
     scaled = scaled_gaussian_gram(X, sigma, backend, LinearSpectrum(X, backend))
     system = eigensystem(scaled, k=k)

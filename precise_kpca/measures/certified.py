@@ -15,6 +15,7 @@ import numpy as np
 from .. import limits
 from ..backends import MPBackend, get_backend
 from ..certify.linear_enclosure import exact_linear
+from ..numerics.data import DataState
 from ..validation import check_data, parse_sigma, rescaled
 from . import results, routes
 from .agreement import ESCALATION_DPS, by_agreement, evaluate
@@ -31,7 +32,8 @@ def measure(X, name: str, sigma, *, k: int = 1, digits: int = 10, backend="auto"
 
     Parameters
     ----------
-    X : array_like, shape (N, d)
+    X : array_like, shape (N, d), or DataState
+        The data, or their :class:`~precise_kpca.numerics.data.DataState` (a study holds one per data set).
     name : {"metric", "eigenvalue", "eigenprojection", "pc", "cka"}
         Eq. 17, Eq. 18, Algorithm 1 / Eq. 19, Theorem 3 principal components, 1 − CKA(K_G, K_lin).
     sigma : int, float, str or Fraction
@@ -56,6 +58,8 @@ def measure(X, name: str, sigma, *, k: int = 1, digits: int = 10, backend="auto"
     Measurement
         ``lower``/``upper`` hold the interval, ``guarantee`` what it is, ``certified_digits`` derived from it.
     """
+    if isinstance(X, DataState):
+        X = X.X  # already validated: its own array finds its state without hashing
     X = rescaled(check_data(X))  # every measure is invariant under X -> X·2^s: data near 1e307 or 1e-310 too
     exact_sigma = parse_sigma(sigma)
     _check_options(name, k, digits, aggregate, tau, backend, guarantee)

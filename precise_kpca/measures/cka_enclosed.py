@@ -61,7 +61,6 @@ import math
 import time
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 
 import flint
 import mpmath
@@ -70,6 +69,7 @@ import numpy as np
 from ..arith.fixed import FixedMatrix
 from ..arith.ozaki import column_dots, matmul
 from ..errors import InsufficientPrecision, RouteUnavailable
+from ..numerics.data import data_state
 from ..numerics.exact import ExactData
 from ..numerics.exact_geometry import ExactEccentricity
 from ..numerics.geometry import check_median
@@ -136,7 +136,7 @@ def cka_interval(X, sigma, *, median="full") -> CKAEnclosure:
     exact_sigma = parse_sigma(sigma)
     median = check_median(median)
     quad = _residual_words(X, exact_sigma, median)
-    linear = _linear_part(X.tobytes(), X.shape)
+    linear = _linear_part(X)
     words = _residual_scalars(quad.hi, quad.lo, quad.error_bound, linear)  # of E·2^−exp2, the words' units
     unit = Fraction(2) ** quad.exp2
     delta = _delta(quad.error_bound, words.read_sq, X.shape[0]) * unit
@@ -176,7 +176,7 @@ def cka_upper_over(X, sigma_a, sigma_b, *, median="full") -> mpmath.mpf:
     high = None if sigma_b == math.inf else parse_sigma(sigma_b)
     if high is not None and high < low:
         raise ValueError(f"sigma_b = {sigma_b} is below sigma_a = {sigma_a}")
-    linear = _linear_part(X.tobytes(), X.shape)
+    linear = _linear_part(X)
     if high is None:
         residual, delta = _ResidualScalars(Fraction(0), Fraction(0), Fraction(0)), Fraction(0)
     else:
@@ -193,14 +193,12 @@ def cka_upper_over(X, sigma_a, sigma_b, *, median="full") -> mpmath.mpf:
 
 def _sigma_width(X: np.ndarray, median: str, width: Fraction) -> Fraction:
     """δ_σ = ‖D∘D‖_F (t_a − t_b)/8 rounded up, with t_a − t_b = width/d_X² (width = 1/σ_a² − 1/σ_b²)."""
-    return _width_constant(X.tobytes(), X.shape, median) * width
+    return data_state(X).derived(_width_constant, median, keep=4) * width
 
 
-@lru_cache(maxsize=4)
-def _width_constant(data: bytes, shape: tuple, median: str) -> Fraction:
+def _width_constant(X: np.ndarray, median: str) -> Fraction:
     """An upper bound on ‖D∘D‖_F/(8 d_X²): in the units 2^(2e) of the exact squared distances S,
     ‖D∘D‖_F = 2^(4e)√ΣS⁴ and 1/d_X² = ρ²/(diam² 2^(2e))."""
-    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
     exact = ExactData.from_float64(X)
     fourth = sum(int(v) ** 4 for v in exact.squared_distance_integers.ravel())
     geometry = ExactEccentricity(X, median)
@@ -213,7 +211,7 @@ def _width_constant(data: bytes, shape: tuple, median: str) -> Fraction:
 def cka_at_zero_interval(X) -> tuple:
     """Exact-ended enclosure of f(0), the σ → 0 value of 1 − CKA (see :func:`_f0_ends`), without any Gram."""
     X = check_data(X)
-    return _f0_ends(_linear_part(X.tobytes(), X.shape), X.shape[0])
+    return _f0_ends(_linear_part(X), X.shape[0])
 
 
 def centered_residual_words(X: np.ndarray, sigma: Fraction, *, median: str):
@@ -237,10 +235,9 @@ def _residual_words(X: np.ndarray, sigma: Fraction, median: str):
     return quad
 
 
-@lru_cache(maxsize=4)
-def _linear_part(data: bytes, shape: tuple) -> "_LinearPart":
-    """The σ-independent linear part, cached per data set (a curve calls every σ on the same X)."""
-    return _LinearPart.from_data(np.frombuffer(data, dtype=np.float64).reshape(shape))
+def _linear_part(X: np.ndarray) -> "_LinearPart":
+    """The σ-independent linear part, kept per data set (a curve calls every σ on the same X)."""
+    return data_state(X).derived(_LinearPart.from_data, keep=4)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 
 import flint
 import numpy as np
@@ -39,6 +38,7 @@ from ..certify.float64_enclosure import certify_tail, enclose_float64, enclose_t
 from ..certify.linear_enclosure import LinearEnclosure, linear_enclosure
 from ..errors import InsufficientPrecision, RouteUnavailable
 from ..numerics.binary128_gram import kept_words
+from ..numerics.data import data_state
 from .intervals import aggregate as aggregate_balls
 from .intervals import check_k, group_angle, linear_groups_exact, pc_from_parts
 
@@ -114,8 +114,7 @@ def spectrum_enclosure(X: np.ndarray, sigma, *, median: str = "full", k_max: int
         widths ~N·u·‖A‖, three GEMMs instead of tens), the top rank(L) + 1 sharpened to ~ε²/gap by exact products of
         their Newton-corrected vectors (N×N×m). The top groups get the exact Newton-corrected bound either way.
     """
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    return _enclosure_cached(X.tobytes(), X.shape, sigma, median, k_max, tau, exact_products)
+    return data_state(X).derived(_enclosure_cached, sigma, median, k_max, tau, exact_products, keep=2)
 
 
 PARTIAL_MIN_N = 500  # from here the top eigenpairs come from Lanczos (eigsh) and the tail from the Cholesky
@@ -124,12 +123,11 @@ PARTIAL_MIN_N = 500  # from here the top eigenpairs come from Lanczos (eigsh) an
 _TAIL_MARGIN = 2.0**-20  # the tail threshold α sits this far (relative) above the first eigenvalue past the block
 
 
-@lru_cache(maxsize=2)
-def _enclosure_cached(data: bytes, shape: tuple, sigma, median: str, k_max: int, tau: float,
+def _enclosure_cached(X: np.ndarray, sigma, median: str, k_max: int, tau: float,
                       exact_products: bool) -> SpectrumEnclosure:
     import time
 
-    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+    shape = X.shape
     groups = needed_groups(X, k_max, tau)
     m = max(stop for _, stop in groups)
     if exact_products and m > MAX_K:
@@ -169,7 +167,7 @@ def _enclosure_cached(data: bytes, shape: tuple, sigma, median: str, k_max: int,
             try:
                 lower, upper, top = _certified_top(quad.hi, delta_f, A_hp, delta, w, V, rank)
             except InsufficientPrecision:  # cached under this key too: the measures of this σ ask in turn
-                return _enclosure_cached(data, shape, sigma, median, k_max, tau, True)
+                return data_state(X).derived(_enclosure_cached, sigma, median, k_max, tau, True, keep=2)
     del quad
     enclosed = time.perf_counter()
     # each bound is for the basis it was proven for: the corrected one where it has a bound, else the plain one

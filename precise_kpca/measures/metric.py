@@ -16,13 +16,13 @@ which finds the diameter and median pairs without all N² exact distances) enclo
 from __future__ import annotations
 
 from fractions import Fraction
-from functools import lru_cache
 
 import flint
 import numpy as np
 
 from ..backends import Backend
 from ..numerics import double_center, gaussian_gram, rkhs_sq_distances
+from ..numerics.data import data_state
 from ..numerics.exact_geometry import ExactEccentricity
 from ..numerics.geometry import squared_distances
 from ..numerics.kernels import _Prepared, _scaled_arguments
@@ -58,13 +58,9 @@ def metric_dissonance_ball(X, sigma, *, prec: int, median: str = "full") -> flin
 
 
 def eccentricity(X: np.ndarray, median: str = "full") -> ExactEccentricity:
-    """Exact ρ² of a data set, cached (one exact pass serves every σ)."""
-    return _eccentricity_cached(X.tobytes(), X.shape, median)
-
-
-@lru_cache(maxsize=8)
-def _eccentricity_cached(data: bytes, shape: tuple, median: str) -> ExactEccentricity:
-    return ExactEccentricity(np.frombuffer(data, dtype=np.float64).reshape(shape), median)
+    """Exact ρ² of a data set, kept by its :class:`~precise_kpca.numerics.data.DataState` (one exact pass serves
+    every σ)."""
+    return data_state(X).derived(ExactEccentricity, median, keep=8)
 
 
 def dissonance_ball(ecc: ExactEccentricity, sigma: Fraction, prec: int) -> flint.arb:

@@ -51,11 +51,11 @@ import math
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import lru_cache
 
 import numpy as np
 
 from ..errors import InsufficientPrecision, NoConvergence, RouteUnavailable, Undetermined
+from ..numerics.data import data_state
 from . import results
 from .measurement import Measurement, Route
 
@@ -206,17 +206,14 @@ class _Probe:
 
 
 def _probe(X: np.ndarray, sigma: Fraction, median: str) -> _Probe:
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    return _probe_cached(X.tobytes(), X.shape, sigma, median)
+    return data_state(X).derived(_probe_cached, sigma, median, keep=64)
 
 
-@lru_cache(maxsize=64)
-def _probe_cached(data, shape, sigma, median) -> _Probe:
+def _probe_cached(X, sigma, median) -> _Probe:
     from ..backends import Float64Backend
     from ..numerics import double_center, gaussian_residual
     from ..numerics.perturbed_spectrum import top_block_size
 
-    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
     values, W = _linear_basis(X)
     top = float(values[0])
     try:
@@ -227,7 +224,7 @@ def _probe_cached(data, shape, sigma, median) -> _Probe:
     e_norm = float(np.linalg.norm(E))
     loss = max(0.0, math.log10(top / max(e_norm, 1e-300))) + 1
     t = top_block_size([float(v) for v in values], e_norm)
-    return _Probe(loss, t, t > 0 and _decides_eigenvalue(values, W, E, t, e_norm, shape[1] <= shape[0]))
+    return _Probe(loss, t, t > 0 and _decides_eigenvalue(values, W, E, t, e_norm, X.shape[1] <= X.shape[0]))
 
 
 def _linear_basis(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -9,13 +9,13 @@ data set.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import numpy as np
 
 from ..backends import Backend, MPBackend, get_backend
 from ..errors import InsufficientPrecision
 from ..numerics import double_center, gaussian_residual
+from ..numerics.data import data_state
 from ..numerics.linear_spectrum import LinearSpectrum
 from ..numerics.perturbed_spectrum import PerturbedSpectrum
 from ..numerics import binary128_residual
@@ -41,32 +41,28 @@ def linear_dps(X: np.ndarray, e_norm: float, working_dps: int) -> int:
     return _LINEAR_DPS_STEP * math.ceil(max(need, 30) / _LINEAR_DPS_STEP)
 
 
-@lru_cache(maxsize=8)
-def _linear_cached(data: bytes, shape: tuple, dps: int) -> LinearSpectrum:
-    return LinearSpectrum(np.frombuffer(data, dtype=np.float64).reshape(shape), MPBackend(dps))
+def _linear_cached(X: np.ndarray, dps: int) -> LinearSpectrum:
+    return LinearSpectrum(X, MPBackend(dps))
 
 
 def linear_spectrum(X: np.ndarray, dps: int) -> LinearSpectrum:
-    """The mp linear spectrum of X at ``dps`` digits, cached per data set and precision."""
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    return _linear_cached(X.tobytes(), X.shape, dps)
+    """The mp linear spectrum of X at ``dps`` digits, kept per data set and precision."""
+    return data_state(X).derived(_linear_cached, dps, keep=8)
 
 
 def perturbed_spectrum(X: np.ndarray, sigma, backend: Backend, k: int, median: str = "full") -> PerturbedSpectrum:
     """Structured spectrum of σ_X² H K_G H = L + E at bandwidth σ, E in ``backend``'s arithmetic.
 
-    Cached (the last two) per data set, σ, backend and precision: the eigen measures at one σ share it.
+    Kept (the last two) per data set, σ, backend and precision: the eigen measures at one σ share it.
     """
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    rank_bound = min(X.shape)
-    return _perturbed_cached(X.tobytes(), X.shape, sigma, backend.name, backend.dps, median,
-                             min(rank_bound, max(k, _MIN_VECTORS)))
+    state = data_state(X)
+    rank_bound = min(state.shape)
+    return state.derived(_perturbed_cached, sigma, backend.name, backend.dps, median,
+                         min(rank_bound, max(k, _MIN_VECTORS)), keep=2)
 
 
-@lru_cache(maxsize=2)
-def _perturbed_cached(data: bytes, shape: tuple, sigma, backend_name: str, dps: int, median: str,
-                      k: int) -> PerturbedSpectrum:
-    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+def _perturbed_cached(X: np.ndarray, sigma, backend_name: str, dps: int, median: str, k: int) -> PerturbedSpectrum:
+    shape = X.shape
     backend = get_backend(backend_name, None if backend_name != "mp" else dps)
     E = None
     # E from exact data at working precision: binary128 words with exact products, or the σ-independent series
@@ -74,7 +70,7 @@ def _perturbed_cached(data: bytes, shape: tuple, sigma, backend_name: str, dps: 
         E = binary128_residual.Binary128ResidualOperator(X, sigma, backend, median)
         e_norm = E.frobenius
     elif backend.exact_input:
-        series = _series_cached(data, shape, dps, median)
+        series = data_state(X).derived(_series_cached, dps, median, keep=2)
         if series.u_max(backend.scalar(sigma) * series.median_distance) <= SERIES_LIMIT:
             E = series.operator(sigma)
             e_norm = E.frobenius
@@ -85,10 +81,9 @@ def _perturbed_cached(data: bytes, shape: tuple, sigma, backend_name: str, dps: 
     return PerturbedSpectrum(linear, E, backend, min(linear.rank, k))
 
 
-@lru_cache(maxsize=2)
-def _series_cached(data: bytes, shape: tuple, dps: int, median: str) -> ResidualSeries:
+def _series_cached(X: np.ndarray, dps: int, median: str) -> ResidualSeries:
     """The σ-independent series pieces of E for one data set (mp only): E(σ) at C speed for large σ."""
-    return ResidualSeries(np.frombuffer(data, dtype=np.float64).reshape(shape), MPBackend(dps), median)
+    return ResidualSeries(X, MPBackend(dps), median)
 
 
 def covers(ps: PerturbedSpectrum, name: str, k: int, tau: float) -> bool:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 
 import flint
 import numpy as np
@@ -32,6 +31,7 @@ from ..certify.linear_enclosure import LinearEnclosure, linear_enclosure
 from ..certify.perturbed_enclosure import TopEnclosure, eigenvalue_gap_interval, enclose_top, residual_operator
 from ..errors import RouteUnavailable
 from ..numerics import double_center, gaussian_residual
+from ..numerics.data import data_state
 from ..numerics.kernels import Float64Underflow
 from ..numerics.perturbed_spectrum import PerturbedSpectrum
 from .intervals import aggregate as aggregate_balls
@@ -68,8 +68,8 @@ def certificate(X: np.ndarray, sigma: Fraction, *, median: str = "full", digits:
     InsufficientPrecision
         A bound cannot separate what it must at this precision.
     """
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    return _certificate_cached(X.tobytes(), X.shape, sigma, median, int(digits), _CORRECTIONS if corrected else 0)
+    return data_state(X).derived(_certificate_cached, sigma, median, int(digits), _CORRECTIONS if corrected else 0,
+                                 keep=2)
 
 
 def require_top(cert: StructuredCertificate, needed: int, what: str) -> None:
@@ -79,9 +79,7 @@ def require_top(cert: StructuredCertificate, needed: int, what: str) -> None:
                                f"{cert.t} at this σ", remedy="the binary128 enclosure covers smaller σ")
 
 
-@lru_cache(maxsize=2)
-def _certificate_cached(data, shape, sigma, median, digits, corrections) -> StructuredCertificate:
-    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+def _certificate_cached(X, sigma, median, digits, corrections) -> StructuredCertificate:
     E, shift = _float64_residual(X, sigma, median)
     e_norm = float(np.linalg.norm(E))
     probe = linear_enclosure(X, 128)
@@ -196,14 +194,8 @@ class _LinearView:
         self.vectors = lin.vectors.to_float64()
 
 
-@lru_cache(maxsize=4)
-def _linear_view(lin: LinearEnclosure) -> _LinearView:
-    """One view per linear enclosure (compared by identity; each serves every σ of its precision)."""
-    return _LinearView(lin)
-
-
 def _approximation(lin: LinearEnclosure, E: np.ndarray) -> PerturbedSpectrum:
-    view = _linear_view(lin)
+    view = lin.derived(_LinearView, keep=4)  # one view per linear enclosure: it serves every σ of its precision
     try:
         ps = PerturbedSpectrum(view, E, Float64Backend(), view.rank, rest=False)
     except ArithmeticError as exc:

@@ -58,7 +58,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 import mpmath
 import numpy as np
@@ -70,6 +70,7 @@ from ..arith.ozaki import matmul
 from ..arith.rounding import float_up
 from ..errors import InternalCheckFailed
 from ..validation import check_data, parse_sigma
+from .data import data_state
 from .exact import ExactData
 from .exact_geometry import ExactEccentricity
 from .geometry import check_median
@@ -180,20 +181,14 @@ def kept_words(X, sigma, *, median="full", linear: bool) -> Binary128Gram:
     median = check_median(median)
     if 80 * X.shape[0] ** 2 > _KEEP_BYTES:
         return _build(X, exact_sigma, median, True, None, include_linear=linear)
-    return _kept(X.tobytes(), X.shape, exact_sigma, median, linear)
+    return data_state(X).derived(_kept, exact_sigma, median, linear, keep=2)  # A and E of one σ
 
 
-@lru_cache(maxsize=2)  # A and E of one σ
-def _kept(data: bytes, shape: tuple, sigma: Fraction, median: str, linear: bool) -> Binary128Gram:
-    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
-    first = _kept_first(data, shape, sigma, median, 0 if linear else _residual_exp2(X, sigma, median, True))
-    return _second_pass(first.copy(), _data_side(data, shape, median, True)[2], include_linear=linear)
-
-
-@lru_cache(maxsize=1)  # keyed by the words' scale: A and E share it wherever E is unscaled (wherever A is read)
-def _kept_first(data: bytes, shape: tuple, sigma: Fraction, median: str, exp2: int) -> "_FirstPass":
-    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
-    return _first_pass(X, sigma, median, True, None, exp2)
+def _kept(X, sigma: Fraction, median: str, linear: bool) -> Binary128Gram:
+    # the first pass is keyed by the words' scale: A and E share it wherever E is unscaled (wherever A is read)
+    first = data_state(X).derived(_first_pass, sigma, median, True, None,
+                                  0 if linear else _residual_exp2(X, sigma, median, True), keep=1)
+    return _second_pass(first.copy(), _data_side(X, median, True)[2], include_linear=linear)
 
 
 def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) -> Binary128Gram:
@@ -201,13 +196,13 @@ def _build(X, sigma, median, standardized, block_rows, *, include_linear: bool) 
     sigma, median = parse_sigma(sigma), check_median(median)
     exp2 = 0 if include_linear else _residual_exp2(X, sigma, median, standardized)
     first = _first_pass(X, sigma, median, standardized, block_rows, exp2)
-    squares = _data_side(X.tobytes(), X.shape, first.median, standardized)[2]
+    squares = _data_side(X, first.median, standardized)[2]
     return _second_pass(first, squares, include_linear=include_linear)
 
 
 def _residual_exp2(X, sigma: Fraction, median: str, standardized: bool) -> int:
     """x of E's words E·2^−x (module docstring): 0, or the exponent of E's a-priori size below 2^_SCALED_BELOW."""
-    exact, median_sq, _ = _data_side(X.tobytes(), X.shape, median, standardized)
+    exact, median_sq, _ = _data_side(X, median, standardized)
     return _bandwidth(sigma, median_sq, X, exact.exp2).residual_exp2
 
 
@@ -236,7 +231,7 @@ class _FirstPass:
 
 def _first_pass(X, exact_sigma, median, standardized, block_rows, exp2: int) -> _FirstPass:
     n = X.shape[0]
-    exact, median_sq, squares = _data_side(X.tobytes(), X.shape, median, standardized)
+    exact, median_sq, squares = _data_side(X, median, standardized)
     scales = _bandwidth(exact_sigma, median_sq, X, exact.exp2)
     s2 = scales.s2 * _quad_scalar(libmp.from_man_exp(1, -exp2))  # exact: a power of two within binary128's range
     rows_per_block = _block_rows(block_rows, n)
@@ -334,14 +329,17 @@ def _add_upper(norm: "_SquaredNorm", e: np.ndarray, rows: slice) -> None:
         norm.add(past)
 
 
-@lru_cache(maxsize=1)  # one data set's reads at a time: up to _KEEP_BYTES per process
-def _data_side(data: bytes, shape: tuple, median: str, standardized: bool):
+def _data_side(X, median: str, standardized: bool):
     """What every bandwidth of one data set shares: X = M·2^e, the exact median pair(s) (or None) and the exact
     squares, whose binary128 blocks are kept (a sweep over σ reads them once)."""
-    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+    # one data set's reads at a time: up to _KEEP_BYTES per process
+    return data_state(X).derived(_data_side_of, median, standardized, keep=1)
+
+
+def _data_side_of(X, median: str, standardized: bool):
     exact = ExactData.from_float64(X)
     median_sq = ExactEccentricity(X, median).median_sq if standardized else None
-    return exact, median_sq, _ExactSquares(exact, keep=48 * shape[0] ** 2 <= _KEEP_BYTES)
+    return exact, median_sq, _ExactSquares(exact, keep=48 * X.shape[0] ** 2 <= _KEEP_BYTES)
 
 
 class _ExactSquares:

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .. import limits
+from ..numerics.data import DataState, data_state
 from ..validation import check_data
 from .executors import get_executor
 from .store import AGREEMENT_BACKENDS, NAIVE_BACKEND, NO_K, POLL_SECONDS, PointKey, ResultsStore, data_hash
@@ -105,7 +106,7 @@ def to_float(value) -> float:
     return result
 
 
-def compute_point(X: np.ndarray, task: PointTask) -> dict:
+def compute_point(X: np.ndarray | DataState, task: PointTask) -> dict:
     """Compute one point with :func:`precise_kpca.measures.measure` (runs in a worker; picklable in and out).
 
     Returns
@@ -239,8 +240,9 @@ def bundle_tasks(pending: list[tuple[str, PointTask]], sizes: dict[str, int]) ->
                                                     -sizes[b[0][0]], -b[0][1].log2_sigma))
 
 
-def compute_bundle(shared: dict[str, np.ndarray], bundle: list[tuple[str, PointTask]]) -> list[dict]:
-    """Every point of one bundle (see :func:`bundle_tasks`) in one worker, with the data sets in ``shared``."""
+def compute_bundle(shared: dict[str, DataState], bundle: list[tuple[str, PointTask]]) -> list[dict]:
+    """Every point of one bundle (see :func:`bundle_tasks`) in one worker, with the data sets in ``shared`` (their
+    states: the worker holds them, so the work their σ share is done once whatever the registry drops)."""
     return [compute_point(shared[name], task) for name, task in bundle]
 
 
@@ -414,6 +416,7 @@ def run_sweep(db: ResultsStore, shared: dict[str, np.ndarray], tasks: list[tuple
 
         ask(confirm, waiting, shared, stats.reused, runner, progress)
     sizes = {name: X.shape[0] for name, X in shared.items()}
+    states = {name: data_state(check_data(X)) for name, X in shared.items()}  # one per data set, shipped once
     run_id = db.start_run(runner.name, sorted({name for name, _ in waiting}))
     try:
         with _progress_bar(len(waiting), progress, desc) as bar:
@@ -421,7 +424,7 @@ def run_sweep(db: ResultsStore, shared: dict[str, np.ndarray], tasks: list[tuple
                 taken: list = []
                 claimed = _claimed_bundles(db, run_id, bundle_tasks(waiting, sizes), taken, stats, bar,
                                            retry_uncertified)
-                for bundle, records in runner.run(compute_bundle, shared, claimed):
+                for bundle, records in runner.run(compute_bundle, states, claimed):
                     for (_, task), record in zip(bundle, records):
                         db.put(task.key, record)
                         stats.point_seconds += record["seconds"]
