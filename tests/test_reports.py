@@ -62,6 +62,13 @@ def test_regress_matches_exact_least_squares(points):
     assert fit.n == n
 
 
+def test_regress_on_constant_y_is_an_exact_fit_with_zero_errors():
+    """Hypothesis found it: y all equal gives scipy's r (and from it the standard errors) as NaN; the fit is exact."""
+    fit = regress([0.0, 1.0, -1.0], [0.0, 0.0, 0.0])
+    assert (fit.slope, fit.intercept, fit.slope_se, fit.intercept_se) == (0.0, 0.0, 0.0, 0.0)
+    assert math.isnan(fit.r2)
+
+
 def test_regress_refuses_fewer_than_three_points_and_equal_x():
     fit = regress([0, 1, 2], [1, 3, 4])  # sxx = 2, sxy = 3, syy = 42/9: residual 1/6, s.e. of slope sqrt(1/12)
     assert (fit.slope, fit.intercept, fit.r2) == pytest.approx((1.5, 7 / 6, 27 / 28), rel=8 * np.finfo(float).eps)

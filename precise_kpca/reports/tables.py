@@ -66,6 +66,8 @@ def regress(x, y) -> Fit:
     if (x == x[0]).all():
         raise ValueError(f"all x are equal ({x[0]}): the slope is undefined")
     fit = linregress(x, y)
+    if (y == y[0]).all():  # an exact fit: scipy derives the errors from r, undefined here (NaN), but they are 0
+        return Fit(float(fit.slope), float(fit.intercept), float(fit.rvalue) ** 2, len(x), 0.0, 0.0)
     return Fit(float(fit.slope), float(fit.intercept), float(fit.rvalue) ** 2, len(x), float(fit.stderr),
                float(fit.intercept_stderr))
 
