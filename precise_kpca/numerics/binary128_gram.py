@@ -78,8 +78,9 @@ _TINY = 2.0**-1060  # per-entry allowance for float64 words in the subnormal ran
 _QUAD_EXP = 16000  # keep every scaled quantity well inside the binary128 normal range (2^±16382)
 _SCALED_BELOW = -512  # E's words are scaled up where its a-priori size is below 2^this (float64 would lose it)
 _BLOCK_ENTRIES = 2**20  # entries per row block: ~16 MB per binary128 temporary
-_KEEP_BYTES = 2**29  # D̂, L̂ and their float64 roundings (σ-independent, 48 N² bytes) kept between σ up to N = 3344;
-# with one σ's first pass and words (kept_words: 32 N² bytes more) up to N = 2590
+_KEEP_BYTES = 2**30  # D̂, L̂ and their float64 roundings on and above the diagonal (σ-independent, 24 N² bytes) kept
+# between σ up to N = 6688 (phoneme's 5404: 0.7 GB); with one σ's first pass and words (kept_words: 32 N² bytes
+# more) up to N = 4378
 
 
 @dataclass(frozen=True)
@@ -163,12 +164,12 @@ def scaled_gaussian_gram_words(X, sigma, *, median="full", standardized=True, bl
 def kept_words(X, sigma, *, median="full", linear: bool) -> Binary128Gram:
     """:func:`scaled_gaussian_gram_words` (``linear``) or :func:`centered_residual_words` of the default blocking,
     the last bandwidth's kept: the eigen routes and 1 − CKA read the same E (or A and E, which share the first
-    pass: Ĝ, its row sums and its bound) at each σ. Up to N = 2590 (with the σ-independent reads, ≤ _KEEP_BYTES
+    pass: Ĝ, its row sums and its bound) at each σ. Up to N = 4378 (with the σ-independent reads, ≤ _KEEP_BYTES
     per process); beyond, each call builds anew. The words are shared: callers must not write to them."""
     X = check_data(X)
     exact_sigma = parse_sigma(sigma)
     median = check_median(median)
-    if 80 * X.shape[0] ** 2 > _KEEP_BYTES:
+    if 56 * X.shape[0] ** 2 > _KEEP_BYTES:
         return _build(X, exact_sigma, median, True, None, include_linear=linear)
     return _kept(X.tobytes(), X.shape, exact_sigma, median, linear)
 
@@ -241,13 +242,13 @@ def _first_pass(X, exact_sigma, median, standardized, block_rows, exp2: int) -> 
     norm_g = _SquaredNorm()
     for rows in blocks:
         upper = slice(rows.start, n)
-        dist = np.ascontiguousarray(squares.distances(rows)[:, upper])
+        dist = squares.distances(rows)
         g, series = residual_block(dist, scales.c, s2)
         _to_words(g, hi[rows, upper], lo[rows, upper])
         # series entries: relative error only; expm1 entries: expm1's absolute error u·û survives the cancellation
         relative = coef_g + _WORDS + np.where(series, SERIES_ERROR, 0.0)
         absolute = 0.0 if series.all() else np.where(
-            series, 0.0, coef_d * np.ldexp(squares.distances_float64(rows)[:, upper], -exp2))
+            series, 0.0, coef_d * np.ldexp(squares.distances_float64(rows), -exp2))
         _add_upper(norm_g, relative * np.abs(hi[rows, upper]) + absolute + _TINY, rows)
         _mirror(hi, lo, rows)
 
@@ -280,8 +281,8 @@ def _second_pass(first: _FirstPass, squares: "ExactSquares", *, include_linear: 
         rest = g3 * (np.abs(hi[rows, upper]) + outer_means) + grand_err
         rest += gn * (abs_means[rows, None] + abs_means[None, upper])
         if include_linear:
-            linear = squares.linear(rows)[:, upper]
-            rest += coef_l * np.abs(squares.linear_float64(rows)[:, upper])
+            linear = squares.linear(rows)
+            rest += coef_l * np.abs(squares.linear_float64(rows))
             held = linear + held
         a = held - (means[rows, None] + means[None, upper])
         _to_words(a + grand, hi[rows, upper], lo[rows, upper])
@@ -331,7 +332,7 @@ def _data_side(data: bytes, shape: tuple, median: str, standardized: bool):
     X = np.frombuffer(data, dtype=np.float64).reshape(shape)
     exact = ExactData.from_float64(X)
     median_sq = ExactEccentricity(X, median).median_sq if standardized else None
-    return exact, median_sq, ExactSquares(exact, keep=48 * shape[0] ** 2 <= _KEEP_BYTES)
+    return exact, median_sq, ExactSquares(exact, keep=24 * shape[0] ** 2 <= _KEEP_BYTES)
 
 
 

@@ -28,14 +28,16 @@ _WINDOWED_READ = math.nextafter(U, math.inf)  # ≥ u + 2^-180, the error of _re
 
 
 class ExactSquares:
-    """Row blocks of D = (‖x_i − x_j‖²) and L = X_c X_cᵀ from exact integer products, in binary128.
+    """Row blocks of D = (‖x_i − x_j‖²) and L = X_c X_cᵀ from exact integer products, in binary128, on and above
+    the diagonal: rows [a, b) × columns [a, N) (both are symmetric; the Gram's passes mirror the rest).
 
     Parameters
     ----------
     exact : ExactData
         X = M·2^e, shape (N, d).
     keep : bool
-        Keep each block read (the same rows are asked for at every σ); callers get copies to overwrite.
+        Keep each block read (the same rows are asked for at every σ; ~24 N² bytes for the four parts of all
+        blocks); callers get copies to overwrite.
 
     Attributes
     ----------
@@ -66,19 +68,19 @@ class ExactSquares:
         return float_up((1 + Fraction(self._linear.error)) * (1 + Fraction(U)) - 1)
 
     def distances(self, rows: slice) -> np.ndarray:
-        """D̂ for the rows ``rows``: shape (rows, N), binary128, |D̂ − D| ≤ ``distance_error``·D."""
+        """D̂ for the rows ``rows`` and columns [rows.start, N): binary128, |D̂ − D| ≤ ``distance_error``·D."""
         return self._read("distances", rows, lambda: self._distances.block(rows, self._exp2))
 
     def linear(self, rows: slice) -> np.ndarray:
-        """L̂ for the rows ``rows``: shape (rows, N), binary128, |L̂ − L| ≤ ``linear_error``·|L|."""
+        """L̂ for the rows ``rows`` and columns [rows.start, N): binary128, |L̂ − L| ≤ ``linear_error``·|L|."""
         return self._read("linear", rows, lambda: self._linear.block(rows, self._exp2, self._n * self._n))
 
     def distances_float64(self, rows: slice) -> np.ndarray:
-        """fl64(D̂) for the rows ``rows`` (for the bound's terms), shape (rows, N)."""
+        """fl64(D̂) of :meth:`distances` (for the bound's terms)."""
         return self._read("distances64", rows, lambda: self.distances(rows).astype(np.float64))
 
     def linear_float64(self, rows: slice) -> np.ndarray:
-        """fl64(L̂) for the rows ``rows`` (for the bound's terms), shape (rows, N)."""
+        """fl64(L̂) of :meth:`linear` (for the bound's terms)."""
         return self._read("linear64", rows, lambda: self.linear(rows).astype(np.float64))
 
     def _read(self, part: str, rows: slice, compute) -> np.ndarray:
@@ -131,17 +133,18 @@ class _IntegerProducts:
             self._norms = self._canonical(norms).digits[:, :, 0]
 
     def block(self, rows: slice, exp2: int, divisor: int = 1) -> np.ndarray:
-        """The entries of the rows ``rows`` times 2^exp2 / ``divisor`` (an integer below 2⁵³): shape (rows, N),
-        binary128, each within ``error`` (and one more rounding, u, for a divisor other than 1)."""
+        """The entries of the rows ``rows`` and columns [rows.start, N) times 2^exp2 / ``divisor`` (an integer below
+        2⁵³), binary128, each within ``error`` (and one more rounding, u, for a divisor other than 1)."""
+        cols = slice(rows.start, None)
         if self._floats is not None:
             f = self._floats
-            p = f[rows] @ f.T
+            p = f[rows] @ f[cols].T
             if self._distances:
-                p = (self._norms[rows, None] + self._norms[None, :]) - 2 * p
+                p = (self._norms[rows, None] + self._norms[None, cols]) - 2 * p
             return _scaled(p.astype(QUAD), exp2, divisor)
-        product = self._canonical(matmul(_rows(self._f, rows), self._f.T))
+        product = self._canonical(matmul(_rows(self._f, rows), _rows(self._f, cols).T))
         if self._distances:
-            sums = (self._norms[:, rows, None] + self._norms[:, None, :]) - 2 * product.digits
+            sums = (self._norms[:, rows, None] + self._norms[:, None, cols]) - 2 * product.digits
             product = FixedMatrix.from_digit_sums(sums, self._exponent, _READ_BITS)
             if product.exponent != self._exponent:
                 raise InternalCheckFailed(f"squared distances exceed their a-priori bound 2^{self._exponent - 1}")
