@@ -30,7 +30,7 @@ import flint
 import numpy as np
 
 from ..arith.dyadic import Dyadic
-from ..arith.fixed import FixedMatrix
+from ..arith.fixed import FixedMatrix, digit_bits_for
 from ..arith.ozaki import matmul
 from ..arith.rounding import frobenius_up, sqrt_up
 from ..backends.base import as_fraction
@@ -42,7 +42,7 @@ from ..numerics.binary128_gram import kept_words
 from .intervals import aggregate as aggregate_balls
 from .intervals import check_k, group_angle, linear_groups_exact, pc_from_parts
 
-_A_BITS = 120  # fixed-point bits kept for A = hi + lo (106 carried; the rest keeps the read exact)
+_A_BITS = 120  # at least these fixed-point bits for A = hi + lo (106 carried), each word rounded to them apart
 _VECTOR_BITS = 128  # float64 eigenvectors and their Newton corrections fit this grid exactly in practice
 _SAME = 2.0**-40  # eigenvalues this close (relative to ‖A‖) are one group: no Newton coupling between them
 MAX_K = 10
@@ -141,9 +141,9 @@ def _enclosure_cached(data: bytes, shape: tuple, sigma, median: str, k_max: int,
     n, rank = shape[0], linear_for(X).rank
     w, V = _eigenpairs(quad.hi, None if exact_products or n < PARTIAL_MIN_N else rank + 1)
     solved = time.perf_counter()
-    A_hp = FixedMatrix.from_words([quad.hi, quad.lo], bits=_A_BITS)
+    A_hp = FixedMatrix.from_words_apart([quad.hi, quad.lo], digits=-(-_A_BITS // digit_bits_for(n)))
     # ‖A − A_hp‖_F ≤ the builder's bound + N × the fixed-point read's largest entry error
-    delta = quad.error_bound + n * A_hp.error_bound
+    delta = Fraction(quad.error_bound) + n * Fraction(A_hp.error_bound)  # exact: a float sum could round down
     # A_f = the high words; ‖A − A_f‖_F ≤ the builder's bound + ‖lo‖_F
     delta_f = Fraction(quad.error_bound) + Fraction(frobenius_up(quad.lo))
     plain = {g: None for g in groups}
