@@ -78,9 +78,9 @@ _TINY = 2.0**-1060  # per-entry allowance for float64 words in the subnormal ran
 _QUAD_EXP = 16000  # keep every scaled quantity well inside the binary128 normal range (2^±16382)
 _SCALED_BELOW = -512  # E's words are scaled up where its a-priori size is below 2^this (float64 would lose it)
 _BLOCK_ENTRIES = 2**20  # entries per row block: ~16 MB per binary128 temporary
-_KEEP_BYTES = 5 * 2**28  # D̂, L̂ and their float64 roundings on and above the diagonal (σ-independent, 24 N² bytes)
-# kept between σ up to N = 7476 (phoneme's 5404: 0.7 GB); with one σ's first pass and words (kept_words: 32 N² bytes
-# more) up to N = 4893 (spambase's 4601: the eigen measures and 1 − CKA of a σ share one first pass)
+_KEEP_BYTES = 3 * 2**29  # D̂, L̂ and their float64 roundings on and above the diagonal (σ-independent, 24 N² bytes)
+# kept between σ up to N = 8192 (phoneme's 5404: 0.7 GB); with one σ's first pass (its words and G̃ in binary128,
+# 24 N² bytes) and words (16 N²) up to N = 5017 (spambase's 4601: its eigen measures and 1 − CKA share one first pass)
 
 
 @dataclass(frozen=True)
@@ -164,12 +164,12 @@ def scaled_gaussian_gram_words(X, sigma, *, median="full", standardized=True, bl
 def kept_words(X, sigma, *, median="full", linear: bool) -> Binary128Gram:
     """:func:`scaled_gaussian_gram_words` (``linear``) or :func:`centered_residual_words` of the default blocking,
     the last bandwidth's kept: the eigen routes and 1 − CKA read the same E (or A and E, which share the first
-    pass: Ĝ, its row sums and its bound) at each σ. Up to N = 4893 (with the σ-independent reads, ≤ _KEEP_BYTES
+    pass: Ĝ, its row sums and its bound) at each σ. Up to N = 5017 (with the σ-independent reads, ≤ _KEEP_BYTES
     per process); beyond, each call builds anew. The words are shared: callers must not write to them."""
     X = check_data(X)
     exact_sigma = parse_sigma(sigma)
     median = check_median(median)
-    if 56 * X.shape[0] ** 2 > _KEEP_BYTES:
+    if 64 * X.shape[0] ** 2 > _KEEP_BYTES:
         return _build(X, exact_sigma, median, True, None, include_linear=linear)
     return _kept(X.tobytes(), X.shape, exact_sigma, median, linear)
 
@@ -209,6 +209,7 @@ class _FirstPass:
 
     hi: np.ndarray
     lo: np.ndarray
+    held: list  # per row block, G̃ = hi + lo in binary128 on and above the diagonal (exact: no re-conversion)
     sums: np.ndarray
     abs_means: np.ndarray
     norm_g: "_SquaredNorm"
@@ -221,8 +222,8 @@ class _FirstPass:
 
     def copy(self) -> "_FirstPass":
         """A copy whose words the second pass may overwrite (the kept first pass serves A and E)."""
-        return _FirstPass(self.hi.copy(), self.lo.copy(), self.sums, self.abs_means, self.norm_g, self.blocks,
-                          self.scales, self.sigma, self.median, self.standardized, self.exp2)
+        return _FirstPass(self.hi.copy(), self.lo.copy(), self.held, self.sums, self.abs_means, self.norm_g,
+                          self.blocks, self.scales, self.sigma, self.median, self.standardized, self.exp2)
 
 
 def _first_pass(X, exact_sigma, median, standardized, block_rows, exp2: int) -> _FirstPass:
@@ -239,12 +240,13 @@ def _first_pass(X, exact_sigma, median, standardized, block_rows, exp2: int) -> 
     # each entry past the block's diagonal square counted for its mirror too.
     hi = np.empty((n, n))
     lo = np.empty((n, n))
+    held = []
     norm_g = _SquaredNorm()
     for rows in blocks:
         upper = slice(rows.start, n)
         dist = squares.distances(rows)
         g, series = residual_block(dist, scales.c, s2)
-        _to_words(g, hi[rows, upper], lo[rows, upper])
+        held.append(_to_words(g, hi[rows, upper], lo[rows, upper], held=True))
         # series entries: relative error only; expm1 entries: expm1's absolute error u·û survives the cancellation
         relative = coef_g + _WORDS + np.where(series, SERIES_ERROR, 0.0)
         absolute = 0.0 if series.all() else np.where(
@@ -252,13 +254,16 @@ def _first_pass(X, exact_sigma, median, standardized, block_rows, exp2: int) -> 
         _add_upper(norm_g, relative * np.abs(hi[rows, upper]) + absolute + _TINY, rows)
         _mirror(hi, lo, rows)
 
-    # The exact row sums of G̃ (whole rows, one reduction each: the same numbers whatever the blocking).
+    # The exact row sums of G̃ (whole rows, one reduction each: the same numbers whatever the blocking); a row's
+    # part left of its block is the mirror, read from the earlier blocks' columns.
     sums = np.empty(n, dtype=QUAD)
     abs_means = np.empty(n)
-    for rows in blocks:
-        sums[rows] = np.add.reduce(hi[rows].astype(QUAD) + lo[rows].astype(QUAD), axis=1)
+    for index, rows in enumerate(blocks):
+        left = [held[k][:, rows.start - b.start:rows.stop - b.start].T for k, b in enumerate(blocks[:index])]
+        sums[rows] = np.add.reduce(np.concatenate(left + [held[index]], axis=1), axis=1)
         abs_means[rows] = np.abs(hi[rows]).sum(axis=1) / n
-    return _FirstPass(hi, lo, sums, abs_means, norm_g, blocks, scales, exact_sigma, median, standardized, exp2)
+    return _FirstPass(hi, lo, held, sums, abs_means, norm_g, blocks, scales, exact_sigma, median, standardized,
+                      exp2)
 
 
 def _second_pass(first: _FirstPass, squares: "ExactSquares", *, include_linear: bool) -> Binary128Gram:
@@ -274,9 +279,8 @@ def _second_pass(first: _FirstPass, squares: "ExactSquares", *, include_linear: 
     grand_err = gn * (means_abs.mean() + abs_means.mean()) + g3 * abs(float(grand))
     coef_l = _linear_coefficient(squares.linear_error) if include_linear else 0.0
     norm_rest = _SquaredNorm()
-    for rows in first.blocks:
+    for rows, held in zip(first.blocks, first.held):
         upper = slice(rows.start, n)
-        held = hi[rows, upper].astype(QUAD) + lo[rows, upper].astype(QUAD)  # G̃, exact
         outer_means = means_abs[rows, None] + means_abs[None, upper]
         rest = g3 * (np.abs(hi[rows, upper]) + outer_means) + grand_err
         rest += gn * (abs_means[rows, None] + abs_means[None, upper])
@@ -385,11 +389,13 @@ def _linear_coefficient(linear_error: float) -> float:
     return (linear_error / (1 - linear_error) + gamma(3)) * (1 + 2.0**-40)
 
 
-def _to_words(a: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> None:
+def _to_words(a: np.ndarray, hi: np.ndarray, lo: np.ndarray, *, held: bool = False) -> np.ndarray | None:
     """Write hi = fl64(a), lo = fl64(a − hi) into the given views (a − hi is exact in binary128: a multiple of
-    ulp(a) below ulp64(a))."""
+    ulp(a) below ulp64(a)); with ``held``, return hi + lo in binary128 (exact: what the words hold)."""
     hi[...] = a.astype(np.float64)
-    lo[...] = (a - hi.astype(QUAD)).astype(np.float64)
+    high = hi.astype(QUAD)
+    lo[...] = (a - high).astype(np.float64)
+    return np.add(high, lo.astype(QUAD), out=high) if held else None
 
 
 def _round_mpf(x) -> mpmath.mpf:
