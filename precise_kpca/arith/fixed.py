@@ -14,9 +14,10 @@ and carried into balanced digits, least significant level first.
 
 Guarantees. ``matmul(a, b)``, ``column_dots``, ``+``, ``-``, negation, ``.T``, ``scaled2``, ``take_columns``,
 ``from_integers``/``to_integers``, ``from_digit_sums`` and re-splitting to other digit widths are exact.
-``from_float64``, ``from_words``, ``rounded`` and ``matmul(..., bits=p)`` round to nearest on a stated grid (ties
-toward +∞), ``matmul(..., bits=p)`` also skips slice products whose total is below a quarter of that grid; the entrywise
-error each of them commits is bounded rigorously and accumulated in :attr:`FixedMatrix.error_bound`.
+``from_float64``, ``from_words``, ``from_words_apart`` (each word apart), ``rounded`` and ``matmul(..., bits=p)``
+round to nearest on a stated grid (ties toward +∞), ``matmul(..., bits=p)`` also skips slice products whose total
+is below a quarter of that grid; the entrywise error each of them commits is bounded rigorously and accumulated in
+:attr:`FixedMatrix.error_bound`.
 ``to_float64`` is faithful, ``to_double_word`` and ``to_words`` have bounded relative errors (see their
 docstrings).
 
@@ -27,9 +28,9 @@ Exact products keep ``e`` within one digit of the least; ``matmul(..., bits=p)``
 Threads: slice GEMMs below ``2**25`` multiply-adds run on one BLAS thread (scoped with threadpoolctl); larger ones
 use the caller's BLAS setting.
 
-API: :class:`FixedMatrix` (``from_float64``, ``from_words``, ``from_integers``, ``from_digit_sums``,
-``to_integers``, ``to_float64``, ``to_double_word``, ``to_words``, ``rounded``, ``with_digit_bits``, ``scaled2``,
-``take_columns``, ``max_abs_bound``, ``.T``, ``-a``, ``a + b``, ``a - b``, ``a @ b``), :func:`digit_bits_for`,
+API: :class:`FixedMatrix` (``from_float64``, ``from_words``, ``from_words_apart``, ``from_integers``,
+``from_digit_sums``, ``to_integers``, ``to_float64``, ``to_double_word``, ``to_words``, ``rounded``,
+``with_digit_bits``, ``scaled2``, ``take_columns``, ``max_abs_bound``, ``.T``, ``-a``, ``a + b``, ``a - b``, ``a @ b``), :func:`digit_bits_for`,
 :func:`chunked_digit_bits`; the products are :mod:`.ozaki`'s.
 """
 from __future__ import annotations
