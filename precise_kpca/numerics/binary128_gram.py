@@ -78,9 +78,10 @@ _TINY = 2.0**-1060  # per-entry allowance for float64 words in the subnormal ran
 _QUAD_EXP = 16000  # keep every scaled quantity well inside the binary128 normal range (2^±16382)
 _SCALED_BELOW = -512  # E's words are scaled up where its a-priori size is below 2^this (float64 would lose it)
 _BLOCK_ENTRIES = 2**20  # entries per row block: ~16 MB per binary128 temporary
-_KEEP_BYTES = 3 * 2**29  # D̂, L̂ and their float64 roundings on and above the diagonal (σ-independent, 24 N² bytes)
-# kept between σ up to N = 8192 (phoneme's 5404: 0.7 GB); with one σ's first pass (its words and G̃ in binary128,
-# 24 N² bytes) and words (16 N²) up to N = 5017 (spambase's 4601: its eigen measures and 1 − CKA share one first pass)
+_KEEP_BYTES = 7 * 2**28  # D̂, L̂ and their float64 roundings on and above the diagonal (σ-independent, 24 N² bytes)
+# kept between σ up to N = 8848 (phoneme's 5404: 0.7 GB); with one σ's first pass (its words and G̃ in binary128,
+# 24 N² bytes) and the words of A and E (32 N²) up to N = 4846 (spambase's 4601: 1.7 GB; its eigen measures and
+# 1 − CKA share one first pass)
 
 
 @dataclass(frozen=True)
@@ -164,12 +165,12 @@ def scaled_gaussian_gram_words(X, sigma, *, median="full", standardized=True, bl
 def kept_words(X, sigma, *, median="full", linear: bool) -> Binary128Gram:
     """:func:`scaled_gaussian_gram_words` (``linear``) or :func:`centered_residual_words` of the default blocking,
     the last bandwidth's kept: the eigen routes and 1 − CKA read the same E (or A and E, which share the first
-    pass: Ĝ, its row sums and its bound) at each σ. Up to N = 5017 (with the σ-independent reads, ≤ _KEEP_BYTES
+    pass: Ĝ, its row sums and its bound) at each σ. Up to N = 4846 (with the σ-independent reads, ≤ _KEEP_BYTES
     per process); beyond, each call builds anew. The words are shared: callers must not write to them."""
     X = check_data(X)
     exact_sigma = parse_sigma(sigma)
     median = check_median(median)
-    if 64 * X.shape[0] ** 2 > _KEEP_BYTES:
+    if 80 * X.shape[0] ** 2 > _KEEP_BYTES:
         return _build(X, exact_sigma, median, True, None, include_linear=linear)
     return _kept(X.tobytes(), X.shape, exact_sigma, median, linear)
 
