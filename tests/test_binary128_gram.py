@@ -12,8 +12,9 @@ from precise_kpca.backends import get_backend
 from precise_kpca.numerics import double_center, gaussian_residual
 from precise_kpca.numerics.exact import ExactData
 from precise_kpca.numerics.linear_spectrum import LinearSpectrum
-from precise_kpca.numerics.binary128_gram import (_SERIES_ERROR, _ExactSquares, _phi_series, centered_residual_words,
-                                             scaled_gaussian_gram_words)
+from precise_kpca.numerics.binary128_gram import centered_residual_words, scaled_gaussian_gram_words
+from precise_kpca.numerics.binary128_phi import SERIES_ERROR, phi_series
+from precise_kpca.numerics.binary128_squares import ExactSquares
 
 U_QUAD = 2.0**-113
 EPS = np.finfo(np.float64).eps
@@ -185,7 +186,7 @@ def _relative_errors(got, exact):
 @given(st.sampled_from(KINDS), st.integers(2, 9), st.integers(0, 2**32 - 1))
 def test_exact_squares_are_one_rounding_of_the_exact_rationals(kind, n, seed):
     X = _kind(kind, n, seed)
-    squares = _ExactSquares(ExactData.from_float64(X))
+    squares = ExactSquares(ExactData.from_float64(X))
     D, L = _exact_squares(X)
     got_d, got_l = squares.distances(slice(0, n)), squares.linear(slice(0, n))
     err_d, err_l = _relative_errors(got_d, D), _relative_errors(got_l, L)
@@ -196,16 +197,19 @@ def test_exact_squares_are_one_rounding_of_the_exact_rationals(kind, n, seed):
     if kind in ("counts", "one-hot"):
         assert squares.distance_error == 0.0
     assert Fraction(squares.linear_error) <= 2 * U * (1 + Fraction(1, 2**51))  # the division by N² adds one
-    # exactly symmetric, and rows read one block at a time give the same binary128 numbers
+    # exactly symmetric, and rows read one block at a time (columns from the block's first row on) give the same
+    # binary128 numbers
     for got, read in ((got_d, squares.distances), (got_l, squares.linear)):
         assert all(_fraction(got[i, j]) == _fraction(got[j, i]) for i in range(n) for j in range(i))
         for i in range(n):
-            assert all(_fraction(a) == _fraction(b) for a, b in zip(read(slice(i, i + 1))[0], got[i]))
+            row = read(slice(i, i + 1))
+            assert row.shape == (1, n - i)
+            assert all(_fraction(a) == _fraction(b) for a, b in zip(row[0], got[i, i:]))
 
 
 def test_exact_squares_read_wide_integers_through_the_window():
     X = _kind("mixed", 8)
-    squares = _ExactSquares(ExactData.from_float64(X))
+    squares = ExactSquares(ExactData.from_float64(X))
     assert -(-squares._distances._exponent // 26) > 8  # more digits than one read takes: the windowed read
     assert U + Fraction(1, 2**180) <= squares.distance_error
     D, _ = _exact_squares(X)
@@ -297,10 +301,10 @@ def test_residual_words_below_the_float64_range_keep_a_relative_bound(p):
 def test_the_bound_catches_a_squared_distance_or_gram_read_2_96_off(monkeypatch, part, build):
     """Mutation: D̂ (or L̂) off by a relative 2⁻⁹⁶ — 2¹⁷ times the read's own error — breaks the bound."""
     X = _kind("normal", 10, seed=3)
-    exact = getattr(_ExactSquares, part)
+    exact = getattr(ExactSquares, part)
     one, tiny = np.array([1.0, 2.0**-96]).astype(QuadPrecDType("sleef"))
     factor = one + tiny  # exact in binary128 (not in float64)
-    monkeypatch.setattr(_ExactSquares, part, lambda self, rows: exact(self, rows) * factor)
+    monkeypatch.setattr(ExactSquares, part, lambda self, rows: exact(self, rows) * factor)
     for sigma in SIGMAS[:3]:  # at σ = 2^100, G's share of E ~ D²/σ_X² is below every bound term
         q = build(X, sigma)
         A, _, ctx = _exact_reference(X, sigma, linear=build is scaled_gaussian_gram_words)
@@ -313,11 +317,11 @@ def test_series_within_its_error_bound_in_every_magnitude_class(values):
     """φ(u) = e^{-u} - 1 + u by the series, per magnitude class, against mpmath at 400 bits (u < 1/16 exactly)."""
     u = [Fraction(m, 2**52) * Fraction(2) ** e for m, e in values]
     q = np.array([float(v) for v in u]).astype(QuadPrecDType("sleef"))  # exact: 53-bit mantissas
-    got = _phi_series(q)
+    got = phi_series(q)
     ctx = mpmath.MPContext()
     ctx.prec = 400
     for v, g in zip(u, got):
         x = ctx.mpf(v.numerator) / v.denominator
         with ctx.extraprec(-2 * int(ctx.mag(x)) + 20):
             exact = ctx.expm1(-x) + x
-        assert abs(ctx.mpf(_fraction(g).numerator) / _fraction(g).denominator - exact) <= _SERIES_ERROR * exact
+        assert abs(ctx.mpf(_fraction(g).numerator) / _fraction(g).denominator - exact) <= SERIES_ERROR * exact

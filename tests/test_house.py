@@ -1,9 +1,6 @@
 """The house rules of issue 23, read from the source with ``ast``: no module over 600 lines, no function over 80
 lines (outside :data:`ALLOWED`, documented translations of a published algorithm), and no module importing a layer
 above its own (the layer table of CONTRIBUTING.md, lazy imports included).
-
-A long item being split on another branch is listed in :data:`PENDING` and checked by its own strict xfail: when
-the split lands the xfail passes unexpectedly, the suite fails, and its entry is dropped.
 """
 from __future__ import annotations
 
@@ -12,7 +9,6 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "precise_kpca"
@@ -22,12 +18,6 @@ FUNCTION_LIMIT = 80
 ALLOWED: dict[tuple[str, str], str] = {}
 """(module path, qualified function name) → why it may exceed :data:`FUNCTION_LIMIT`: only a documented line-by-line
 translation of a published algorithm, whose steps read best beside the paper's. None today."""
-
-PENDING = {
-    ("precise_kpca/numerics/binary128_gram.py", None): "being split on branch b128fast20",
-}
-"""(module path, function name or None for the module itself) → the branch splitting it (strict xfail)."""
-
 
 @lru_cache(maxsize=None)
 def _tree(path: Path) -> ast.Module:
@@ -161,18 +151,8 @@ def layer_violations(root: Path) -> list[str]:
 
 
 def test_no_module_or_function_over_its_limit():
-    problems = oversized(ROOT, skip=frozenset(ALLOWED) | frozenset(PENDING))
+    problems = oversized(ROOT, skip=frozenset(ALLOWED))
     assert not problems, "\n".join(problems)
-
-
-@pytest.mark.parametrize("shown, name", [
-    pytest.param(shown, name, id=f"{shown}:{name or 'module'}", marks=pytest.mark.xfail(strict=True, reason=reason))
-    for (shown, name), reason in PENDING.items()])
-def test_pending_split(shown, name):
-    """Fails until the split lands on main (then the strict xfail fails, and the entry is dropped)."""
-    limit = MODULE_LIMIT if name is None else FUNCTION_LIMIT
-    length = _length(ROOT, shown, name)
-    assert length <= limit, f"{shown} {name or 'module'}: {length} lines (limit {limit})"
 
 
 def test_allowed_entries_are_still_needed():

@@ -378,15 +378,21 @@ def test_to_float64_nearest_on_generic_data():
         assert float(y) == float(x)  # Python's float(Fraction) is correctly rounded
 
 
-@FAST
-@given(st.integers(1, 3), st.integers(1, 160), st.integers(2, 27), st.integers(0, 2**32 - 1))
-def test_from_words_rounds_the_exact_sum(count, bits, digit_bits, seed):
+def _random_words(seed: int, count: int, shift: int) -> list:
+    """``count`` 4×5 float64 words, each 2^-shift…2^-59 of the one before with random signs (entry (0, 0) zero)."""
     rng = np.random.default_rng(seed)
     hi = rng.normal(size=(4, 5)) * np.exp2(rng.integers(-20, 20, size=(4, 5)))
     words = [hi]
     for _ in range(count - 1):
-        words.append(words[-1] * 2.0 ** -rng.integers(40, 60) * rng.choice([-1.0, 1.0], size=hi.shape))
+        words.append(words[-1] * 2.0 ** -rng.integers(shift, 60) * rng.choice([-1.0, 1.0], size=hi.shape))
     words[0][0, 0] = 0.0
+    return words
+
+
+@FAST
+@given(st.integers(1, 3), st.integers(1, 160), st.integers(2, 27), st.integers(0, 2**32 - 1))
+def test_from_words_rounds_the_exact_sum(count, bits, digit_bits, seed):
+    words = _random_words(seed, count, 40)
     if count > 1:  # an exact tie of the grid, broken by the lower words in either direction or not at all
         words[0][1, 1] = 1.5 * 2.0**-60
         words[1][1, 1] = 0.0
@@ -395,6 +401,27 @@ def test_from_words_rounds_the_exact_sum(count, bits, digit_bits, seed):
     for g, x in zip(fractions(m).ravel(), exact.ravel()):
         assert g == round_half_up(x, m.exponent - bits)
     assert max(abs(x) for x in exact.ravel()) <= Fraction(2) ** (m.exponent - 1)
+
+
+@FAST
+@given(st.integers(1, 3), st.integers(1, 7), st.integers(2, 27), st.integers(0, 2**32 - 1),
+       st.sampled_from([1, 3, 1 << 20]))
+def test_from_words_apart_rounds_each_word(count, digits, digit_bits, seed, block):
+    # each word rounded to nearest (ties up) on the grid of the digits kept, apart: the matrix is that sum exactly,
+    # its error_bound at least every entry's error and at most half a grid per word, whatever the row blocks
+    words = _random_words(seed, count, 1)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fixed, "_BLOCK_ENTRIES", block)
+        m = FixedMatrix.from_words_apart(words, digits=digits, digit_bits=digit_bits)
+    grid = m.exponent - digits * digit_bits
+    exact = sum(np.vectorize(Fraction, otypes=[object])(w) for w in words)
+    rounded = sum(np.vectorize(lambda x: round_half_up(Fraction(x), grid), otypes=[object])(w) for w in words)
+    got = fractions(m)
+    assert all(g == r for g, r in zip(got.ravel(), rounded.ravel()))
+    assert max(abs(g - x) for g, x in zip(got.ravel(), exact.ravel())) <= Fraction(m.error_bound)
+    assert Fraction(m.error_bound) <= count * Fraction(2) ** (grid - 1)
+    assert max(sum(abs(Fraction(w[i, j])) for w in words) for i in range(4) for j in range(5)) \
+        <= Fraction(2) ** (m.exponent - 1) * (1 + Fraction(1, 2**50))
 
 
 @pytest.mark.parametrize("count", [2, 3])

@@ -29,7 +29,7 @@ import flint
 import numpy as np
 
 from ..arith.dyadic import Dyadic
-from ..arith.fixed import FixedMatrix
+from ..arith.fixed import FixedMatrix, digit_bits_for
 from ..arith.ozaki import matmul
 from ..arith.rounding import frobenius_up, sqrt_up
 from ..backends.base import as_fraction
@@ -42,8 +42,10 @@ from ..numerics.data import data_state
 from .intervals import aggregate as aggregate_balls
 from .intervals import check_k, group_angle, linear_groups_exact, pc_from_parts
 
-_A_BITS = 120  # fixed-point bits kept for A = hi + lo (106 carried; the rest keeps the read exact)
+_A_BITS = 120  # at least these fixed-point bits for A = hi + lo (106 carried), each word rounded to them apart
 _VECTOR_BITS = 128  # float64 eigenvectors and their Newton corrections fit this grid exactly in practice
+_RESIDUAL_BITS = 110  # A_hp x̂ for the Newton residual: r ~ 2^-45 of it keeps ~65 bits before its one rounding
+# to float64 (its accuracy is not assumed: the corrected basis is certified from exact products)
 _SAME = 2.0**-40  # eigenvalues this close (relative to ‖A‖) are one group: no Newton coupling between them
 MAX_K = 10
 SHARED_GROUPS = 5  # groups of every k ≤ this are enclosed per σ, so measures with k ≤ 5 share one enclosure
@@ -139,9 +141,9 @@ def _enclosure_cached(X: np.ndarray, sigma, median: str, k_max: int, tau: float,
     n, rank = shape[0], linear_for(X).rank
     w, V = _eigenpairs(quad.hi, None if exact_products or n < PARTIAL_MIN_N else rank + 1)
     solved = time.perf_counter()
-    A_hp = FixedMatrix.from_words([quad.hi, quad.lo], bits=_A_BITS)
+    A_hp = FixedMatrix.from_words_apart([quad.hi, quad.lo], digits=-(-_A_BITS // digit_bits_for(n)))
     # ‖A − A_hp‖_F ≤ the builder's bound + N × the fixed-point read's largest entry error
-    delta = quad.error_bound + n * A_hp.error_bound
+    delta = Fraction(quad.error_bound) + n * Fraction(A_hp.error_bound)  # exact: a float sum could round down
     # A_f = the high words; ‖A − A_f‖_F ≤ the builder's bound + ‖lo‖_F
     delta_f = Fraction(quad.error_bound) + Fraction(frobenius_up(quad.lo))
     plain = {g: None for g in groups}
@@ -289,8 +291,9 @@ class _Top:
 def _newton_correction(A_hp: FixedMatrix, w: np.ndarray, V: np.ndarray, m: int, *, A_f=None) -> np.ndarray:
     """One Newton step for the top m eigenvectors, shape (N, m): C = −Σ_{j≠i} x̂_j (x̂_jᵀ r_i)/(λ̂_j − λ̂_i).
 
-    The residual r_i = A_hp x̂_i − λ̂_i x̂_i is formed exactly and rounded once, so the step removes the float64
-    eigenvector error up to second order; x̂_i + c_i is then held as two float64 words. Its accuracy is not
+    The residual r_i = A_hp x̂_i − λ̂_i x̂_i is formed from A_hp x̂_i on a grid of :data:`_RESIDUAL_BITS` below its
+    largest entry (the Ozaki product without the slice products below it: half of them) and rounded once, so the
+    step removes the float64 eigenvector error up to second order; x̂_i + c_i is then held as two float64 words. Its accuracy is not
     assumed anywhere: :func:`_group_bounds` certifies what it achieves. Where V holds only the top eigenvectors
     (``A_f`` given), the step's part outside span V solves (λ̂_i − PA_fP) c = P r_i (P = I − VVᵀ) by conjugate
     gradients for the first :data:`SHARED_GROUPS` vectors (the angles' groups; the others feed only eigenvalue
@@ -299,7 +302,7 @@ def _newton_correction(A_hp: FixedMatrix, w: np.ndarray, V: np.ndarray, m: int, 
     top = V[:, :m]
     X = FixedMatrix.from_float64(top, bits=_VECTOR_BITS)
     lam = FixedMatrix.from_float64(np.diag(w[:m]), bits=_VECTOR_BITS)
-    residual = (matmul(A_hp, X) - matmul(X, lam)).to_float64()
+    residual = (matmul(A_hp, X, bits=_RESIDUAL_BITS) - matmul(X, lam)).to_float64()
     gaps = w[:, None] - w[None, :m]  # λ̂_j − λ̂_i
     same = np.abs(gaps) <= _SAME * np.max(np.abs(w))
     with np.errstate(divide="ignore", invalid="ignore"):
