@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from precise_kpca.certify.linear_ties import integer_covariance, tied_linear_eigenvalues
+from precise_kpca.certify.linear_enclosure import exact_linear
+from precise_kpca.certify.linear_ties import tied_linear_eigenvalues
 
 from .strategies import data_sets
 from .test_perturbed_spectrum import NEAR_TIE, SYMMETRIC, X
@@ -13,20 +14,22 @@ from .test_perturbed_spectrum import NEAR_TIE, SYMMETRIC, X
 
 @settings(max_examples=40, deadline=None)
 @given(data_sets())
-def test_integer_covariance_is_a_power_of_two_times_n_times_the_centered_covariance(data):
-    """M / (N·X_cᵀX_c) is one power of two for every entry (Fractions: no rounding anywhere)."""
-    M = integer_covariance(data)
+def test_the_integer_form_is_a_power_of_two_times_n_squared_times_the_centered_gram(data):
+    """S / (N²·X_cᵀX_c) (tall) or S / (N²·X_c X_cᵀ) (wide) is one power of two for every entry (Fractions: no
+    rounding anywhere), so S's characteristic polynomial has L's nonzero eigenvalues' multiplicities."""
+    exact = exact_linear(np.ascontiguousarray(data, dtype=np.float64))
     n, d = data.shape
     F = [[Fraction(v) for v in row] for row in data]
     mean = [sum(row[j] for row in F) / n for j in range(d)]
+    C = [[row[j] - mean[j] for j in range(d)] for row in F]
+    pairs = ([(sum(row[i] * row[j] for row in C), i, j) for i in range(d) for j in range(d)] if exact.tall else
+             [(sum(a * b for a, b in zip(C[i], C[j])), i, j) for i in range(n) for j in range(n)])
     ratios = set()
-    for i in range(d):
-        for j in range(d):
-            exact = n * sum((row[i] - mean[i]) * (row[j] - mean[j]) for row in F)
-            got = Fraction(int(M[i, j]))
-            assert (exact == 0) == (got == 0)
-            if exact:
-                ratios.add(got / exact)
+    for value, i, j in pairs:
+        got = Fraction(int(exact.small[i, j]))
+        assert (value == 0) == (got == 0)
+        if value:
+            ratios.add(got / (n * n * value))
     assert len(ratios) <= 1
     if ratios:
         ratio = ratios.pop()

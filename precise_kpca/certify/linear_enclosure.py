@@ -23,8 +23,8 @@ Certificates (exact rationals, directed square roots):
 2. *Subspaces* — Davis–Kahan on exact g×g products (:func:`.eigen_enclosure.ritz_subspace_sin_theta`): for a group
    J, G = Ŵ_JᵀŴ_J, H = TᵀT, Q = TᵀS T with T = ZᵀŴ_J (tall case; L_S Ŵ_J = Z T) bound ‖sin Θ(span Ŵ_J, W_J)‖₂
    against the enclosures of all of L_S's eigenvalues (the zeros exact).
-3. *Ties* — where enclosures overlap, :func:`.linear_ties.tied_linear_eigenvalues` decides exactly (integer
-   characteristic polynomial) whether the eigenvalues are equal.
+3. *Ties* — where enclosures overlap, the integer characteristic polynomial of S decides exactly whether the
+   eigenvalues are equal (:func:`_integer_ties`; public as :func:`.linear_ties.tied_linear_eigenvalues`).
 
 Hand-written because no library encloses eigenpairs of an exact integer matrix at a chosen precision with bounds
 of this kind (Arb's ``acb_mat_eig_simple`` needs simple eigenvalues and costs O(d³) ball operations at full

@@ -5,42 +5,19 @@ linear Gram L = X_c X_cᵀ repeat *exactly*; the linear eigenvectors of a repeat
 its eigenspace, and a measure that takes the top-k linear subspace with k inside such a run is undefined — no
 precision can certify it. Numerically a tie only shows as a gap at the rounding level; this module proves it.
 
-Method (rigorous): X is float64, hence X = 2^e·Z with Z integer; L's nonzero eigenvalues are those of
-C = X_cᵀX_c = 2^(2e)/N · (N·ZᵀZ − s sᵀ), s the column sums of Z. The characteristic polynomial of that integer
-d×d matrix is computed exactly (python-flint ``fmpz_mat.charpoly``) and its roots isolated with their exact
-multiplicities (``fmpz_poly.complex_roots``: squarefree factorisation, then arb root isolation).
+Method (rigorous): X is float64, hence X = 2^e·M with M integer, and Z = N·M − 1·sᵀ (s the column sums of M) gives
+X_c = Z·2^e/N; L's nonzero eigenvalues are, up to the factor 2^(2e)/N², those of the integer S = ZᵀZ (or Z Zᵀ,
+whichever is smaller; :class:`~.linear_enclosure.ExactLinear`). The characteristic polynomial of S is computed
+exactly (python-flint ``fmpz_mat.charpoly``) and its roots isolated with their exact multiplicities
+(``fmpz_poly.complex_roots``: squarefree factorisation, then arb root isolation); the count of nonzero roots is
+checked against rank(S). The computation is the linear enclosure's (one per data set, kept by its DataState).
 """
 from __future__ import annotations
 
-import math
-
-import flint
 import numpy as np
 
 from ..validation import check_data
-
-
-def integer_covariance(X: np.ndarray) -> flint.fmpz_mat:
-    """M = N·ZᵀZ − s sᵀ with X = 2^e·Z (Z integer): N·2^(−2e) times X_cᵀX_c, exactly.
-
-    Parameters
-    ----------
-    X : array_like, shape (N, d)
-
-    Returns
-    -------
-    flint.fmpz_mat, shape (d, d)
-    """
-    X = check_data(X)
-    nonzero = X[X != 0]
-    if nonzero.size == 0:
-        return flint.fmpz_mat(X.shape[1], X.shape[1])
-    # every float64 is m·2^q with |m| < 2^53; the smallest q over X makes all entries integers
-    exponent = min(math.frexp(float(v))[1] - 53 for v in nonzero)
-    Z = [[int(math.ldexp(float(v), -exponent)) if v else 0 for v in row] for row in X]
-    Zm = flint.fmpz_mat(Z)
-    sums = flint.fmpz_mat([[sum(row[j] for row in Z) for j in range(X.shape[1])]])
-    return X.shape[0] * Zm.transpose() * Zm - sums.transpose() * sums
+from .linear_enclosure import exact_linear, tied_linear_eigenvalues_cached
 
 
 def tied_linear_eigenvalues(X: np.ndarray) -> list[tuple[int, int]]:
@@ -58,14 +35,4 @@ def tied_linear_eigenvalues(X: np.ndarray) -> list[tuple[int, int]]:
     list of (a, z)
         Each with z − a ≥ 2, the multiplicity of the repeated eigenvalue λ_a = … = λ_(z−1).
     """
-    M = integer_covariance(X)
-    roots = [(root, multiplicity) for root, multiplicity in M.charpoly().complex_roots()
-             if not root.contains(0)]
-    # the polynomial is real with real roots (M symmetric): order by midpoint, largest first
-    roots.sort(key=lambda item: float(item[0].real.mid()), reverse=True)
-    runs, start = [], 0
-    for _, multiplicity in roots:
-        if multiplicity > 1:
-            runs.append((start, start + multiplicity))
-        start += multiplicity
-    return runs
+    return list(tied_linear_eigenvalues_cached(exact_linear(check_data(X))))

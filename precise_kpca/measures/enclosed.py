@@ -40,7 +40,7 @@ from ..errors import InsufficientPrecision, RouteUnavailable
 from ..numerics.binary128_gram import kept_words
 from ..numerics.data import data_state
 from .intervals import aggregate as aggregate_balls
-from .intervals import check_k, group_angle, linear_groups_exact, pc_from_parts
+from .intervals import check_k, group_angle, linear_groups_exact, pc_interval_of
 
 _A_BITS = 120  # at least these fixed-point bits for A = hi + lo (106 carried), each word rounded to them apart
 _VECTOR_BITS = 128  # float64 eigenvectors and their Newton corrections fit this grid exactly in practice
@@ -425,14 +425,6 @@ def eigen_distance_interval(enc: SpectrumEnclosure, X: np.ndarray, k: int, tau: 
 def pc_interval(enc: SpectrumEnclosure, X: np.ndarray, k: int):
     """Interval of max_{i<k} ‖σ_X PC_G,i − PC_L,i‖ / ‖PC_L,i‖ (Theorem 3) from the enclosures."""
     lin, scale = linear_for(X), _to_s_units(X)
-    check_k(lin, k, "pc")
-    angles, mus = [], []
-    for i in range(k):
-        for edge in (i, i + 1):
-            if not lin.separated(edge):
-                lin.sin_theta(i, i + 1)  # raises: a PC of a repeated linear eigenvalue depends on the basis
-        angles.append(_group_angle(enc, lin, i, i + 1))
-        mus.append(_mu(enc, i, scale))
-    return pc_from_parts(lin, mus, angles)
+    return pc_interval_of(lin, k, lambda i: _group_angle(enc, lin, i, i + 1), lambda i: _mu(enc, i, scale))
 
 

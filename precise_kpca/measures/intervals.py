@@ -89,6 +89,21 @@ def aggregate(balls, *, aggregate_name: str):
         return ball_ends(value)
 
 
+def pc_interval_of(lin: LinearEnclosure, k: int, angle, mu):
+    """Theorem 3's interval from a route's enclosures: ``angle(i)`` is the ball of the angle between the i-th
+    Gaussian and linear eigenvectors, ``mu(i)`` the i-th Gaussian eigenvalue's (lo, hi) in S-units. A PC of a
+    repeated linear eigenvalue depends on the basis: :meth:`LinearEnclosure.sin_theta` raises there."""
+    check_k(lin, k, "pc")
+    angles, mus = [], []
+    for i in range(k):
+        for edge in (i, i + 1):
+            if not lin.separated(edge):
+                lin.sin_theta(i, i + 1)  # raises Undetermined
+        angles.append(angle(i))
+        mus.append(mu(i))
+    return pc_from_parts(lin, mus, angles)
+
+
 def pc_from_parts(lin: LinearEnclosure, mus, angles):
     """max_{i<k} of √((δ/(√μ + √λ))² + 4√(μλ) sin²(θ/2))/√λ (δ = μ − λ) from enclosures (μ_lo, μ_hi) in S-units and
     angle balls: ‖√μ v − √λ w‖² = (√μ − √λ)² + 4√(μλ) sin²(θ/2) for unit v, w at angle θ, with no cancellation."""

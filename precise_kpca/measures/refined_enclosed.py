@@ -64,7 +64,7 @@ from ..errors import InsufficientPrecision, InternalCheckFailed
 from ..numerics.eigen_refine import input_bits, refine_eigensystem
 from ..numerics.data import data_state
 from .intervals import aggregate as aggregate_balls
-from .intervals import check_k, group_angle, linear_groups_exact, pc_from_parts
+from .intervals import check_k, group_angle, linear_groups_exact, pc_interval_of
 from .refined_gram import GramEnclosure, _log2, gram_enclosure
 
 DIGIT_BITS = math.log2(10)
@@ -405,15 +405,7 @@ def eigen_distance_interval(enc: RefinedEnclosure, k: int, tau: float, aggregate
 def pc_interval(enc: RefinedEnclosure, k: int):
     """Interval of max_{i<k} ‖σ_X PC_G,i − PC_L,i‖ / ‖PC_L,i‖ (Theorem 3; mpf ends)."""
     lin = enc.linear
-    check_k(lin, k, "pc")
-    angles, mus = [], []
-    for i in range(k):
-        for edge in (i, i + 1):
-            if not lin.separated(edge):
-                lin.sin_theta(i, i + 1)  # raises: a PC of a repeated linear eigenvalue depends on the basis
-        angles.append(_group_angle(enc, i, i + 1))
-        mus.append((enc.lower(i), enc.upper(i)))
-    return pc_from_parts(lin, mus, angles)
+    return pc_interval_of(lin, k, lambda i: _group_angle(enc, i, i + 1), lambda i: (enc.lower(i), enc.upper(i)))
 
 
 # -- escalation -------------------------------------------------------------------------------------------------

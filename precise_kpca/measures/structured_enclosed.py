@@ -35,7 +35,7 @@ from ..numerics.data import data_state
 from ..numerics.kernels import Float64Underflow
 from ..numerics.perturbed_spectrum import PerturbedSpectrum
 from .intervals import aggregate as aggregate_balls
-from .intervals import check_k, group_angle, linear_groups_exact, pc_from_parts
+from .intervals import check_k, group_angle, linear_groups_exact, pc_interval_of
 
 _DIGIT_BITS = math.log2(10)
 _GUARD_DIGITS = 4
@@ -237,14 +237,7 @@ def pc_interval(cert: StructuredCertificate, k: int):
     lin, top = cert.lin, cert.top
     check_k(lin, k, "pc")
     require_top(cert, k, "pc")
-    mus, angles = [], []
-    for i in range(k):
-        for edge in (i, i + 1):
-            if not lin.separated(edge):
-                lin.sin_theta(i, i + 1)  # raises: a PC of a repeated linear eigenvalue depends on the basis
-        angles.append(_group_angle(cert, i, i + 1))
-        mus.append((top.lower[i], top.upper[i]))
-    return pc_from_parts(lin, mus, angles)
+    return pc_interval_of(lin, k, lambda i: _group_angle(cert, i, i + 1), lambda i: (top.lower[i], top.upper[i]))
 
 
 __all__ = ["StructuredCertificate", "certificate", "eigen_distance_interval", "eigenvalue_interval",
