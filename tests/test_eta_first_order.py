@@ -6,7 +6,7 @@ import pytest
 
 from precise_kpca.asymptotics import CheckedLimits, FirstOrder, eigenprojection_constant
 from precise_kpca.asymptotics.adversarial import near_degenerate, theorem3_ratios, two_shells
-from precise_kpca.asymptotics.first_order import agreeing_digits
+from precise_kpca.measures.measurement import agreeing_digits
 from precise_kpca.measures import measure
 
 CASES = {

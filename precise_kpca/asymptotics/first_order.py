@@ -26,7 +26,6 @@ error bounds (which also decide the rank and the exact clusters). The N×N work:
 """
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import flint
@@ -264,12 +263,3 @@ def checked_pair(X, *, mp_max_n: int = MP_CHECK_MAX_N) -> tuple[FirstOrder, Firs
         return primary, FirstOrder(X, path="mp"), f"float64 path vs mp path (dps {_DPS}, exact data): agreement"
     reference = FirstOrder(np.ascontiguousarray(X[::-1, ::-1]))
     return primary, reference, "float64 path vs float64 on reversed rows/columns: agreement (rounding sensitivity)"
-
-
-def agreeing_digits(a: float, b: float) -> int:
-    """Significant digits on which two floats agree (≤ 15)."""
-    if a == b:
-        return 15
-    if b == 0:
-        return 0
-    return max(0, min(15, int(math.floor(-math.log10(abs(a - b) / abs(b))))))
