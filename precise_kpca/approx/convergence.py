@@ -41,10 +41,11 @@ import flint
 import numpy as np
 
 from ..backends import get_backend
+from ..backends.base import as_fraction
 from ..errors import InsufficientPrecision
 from ..measures.measurement import exact_mpf
 from ..validation import check_data, parse_sigma
-from .enclosure import (Interval, IntervalArray, arb_interval, interval_ball, least_squares_slope, mpf_fraction,
+from .enclosure import (Interval, IntervalArray, arb_interval, interval_ball, least_squares_slope,
                         undetermined)
 from .kpca import (_center_columns, _cross, _draw_landmarks, _unit_features, empirical_kpca, gaussian_bandwidth,
                    nystrom_kpca, rf_kpca, rff_features)
@@ -385,7 +386,7 @@ def _agreement_point(X, sigma, method, draws, ell, dps, mus) -> _Point:
 
 def _span(a, b, dps: int) -> Interval:
     """The two evaluations' span, widened by the coarser one's unit roundoff: a heuristic interval."""
-    a, b = mpf_fraction(a), mpf_fraction(b)
+    a, b = as_fraction(a), as_fraction(b)
     slack = max(abs(a), abs(b)) / 2 ** math.ceil(dps * _BITS_PER_DIGIT)  # dyadic: the ends stay exact
     return Interval(exact_mpf(min(a, b) - slack), exact_mpf(max(a, b) + slack), "heuristic",
                     "agreement of two precisions: not an enclosure")

@@ -36,12 +36,13 @@ from fractions import Fraction
 import flint
 import numpy as np
 
+from ..backends.base import as_fraction
 from ..certify import theorems
 from ..errors import InsufficientPrecision
 from ..measures.measurement import GUARANTEES, exact_mpf, interval_digits
 
 __all__ = ["Interval", "IntervalArray", "arb_interval", "basis_enclosures", "cholesky", "frobenius_upper",
-           "interval_ball", "least_squares_slope", "mpf_fraction", "top_eigenvalues", "undetermined"]
+           "interval_ball", "least_squares_slope", "top_eigenvalues", "undetermined"]
 
 _REFINE_STEPS = 40  # Ogita–Aishima steps at most: ~16 digits each, far beyond any precision used here
 _SPLIT_EXTRA = 8  # split indices tried beyond ℓ when the ℓ-th eigenvalue is not separated from the next
@@ -190,15 +191,10 @@ class IntervalArray:
 def interval_ball(x) -> flint.arb:
     """A ball containing an :class:`Interval` (its exact ends) or an exact rational, at the working precision."""
     if isinstance(x, Interval):
-        return interval_ball(mpf_fraction(x.lower)).union(interval_ball(mpf_fraction(x.upper)))
+        return interval_ball(as_fraction(x.lower)).union(interval_ball(as_fraction(x.upper)))
     return flint.arb(flint.fmpq(x.numerator, x.denominator))
 
 
-def mpf_fraction(x) -> Fraction:
-    """The exact value of an mpf (any context)."""
-    sign, man, exp, _ = x._mpf_
-    value = Fraction(int(man)) * Fraction(2) ** int(exp)
-    return -value if sign else value
 
 
 def least_squares_slope(x: list[flint.arb], y: list[flint.arb]) -> flint.arb:

@@ -43,6 +43,7 @@ import flint
 import mpmath
 import numpy as np
 
+from ..arith.balls import mid_fraction, radius_fraction
 from ..arith.dyadic import Dyadic
 from ..certify.linear_enclosure import LinearEnclosure, linear_enclosure, tied_linear_eigenvalues_cached
 from ..certify.ritz import ritz_enclosures, ritz_pencil
@@ -294,9 +295,9 @@ def _symmetric_top(m: list, prec: int) -> flint.arb:
     g = len(m)
     if g == 1:
         return m[0][0]
-    mid = [[_mid_fraction(m[i][j]) for j in range(g)] for i in range(g)]
+    mid = [[mid_fraction(m[i][j]) for j in range(g)] for i in range(g)]
     sym = [[(mid[i][j] + mid[j][i]) / 2 for j in range(g)] for i in range(g)]
-    rest = sum(((_rad_fraction(m[i][j]) + abs(mid[i][j] - sym[i][j])) ** 2 for i in range(g) for j in range(g)),
+    rest = sum(((radius_fraction(m[i][j]) + abs(mid[i][j] - sym[i][j])) ** 2 for i in range(g) for j in range(g)),
                Fraction(0))
     ritz = ritz_enclosures(flint.fmpq_mat([[flint.fmpq(v.numerator, v.denominator) for v in row] for row in sym]),
                            prec)
@@ -306,14 +307,8 @@ def _symmetric_top(m: list, prec: int) -> flint.arb:
     return fraction_ball(lo, hi) + flint.arb(0, _ball(rest).sqrt().upper())
 
 
-def _mid_fraction(x: flint.arb) -> Fraction:
-    man, exp = (int(v) for v in x.mid().man_exp())
-    return Fraction(man) * Fraction(2) ** exp
 
 
-def _rad_fraction(x: flint.arb) -> Fraction:
-    man, exp = (int(v) for v in flint.arb(x.rad()).man_exp())
-    return Fraction(man) * Fraction(2) ** exp
 
 
 def eigenprojection_limit_ball(enc: LimitEnclosure, k: int, tau: float, aggregate: str) -> flint.arb:

@@ -44,9 +44,11 @@ import flint
 import numpy as np
 from scipy.sparse.linalg import LinearOperator, eigsh
 
+from ..arith.balls import radius_fraction
 from ..arith.dyadic import Dyadic
 from ..arith.fixed import FixedMatrix
 from ..arith.rounding import sqrt_up
+from ..backends.base import as_fraction
 from ..certify import theorems
 from ..certify.eigen_enclosure import enclose_eigensystem
 from ..certify.linear_enclosure import ExactLinear, exact_linear
@@ -216,7 +218,7 @@ def _top_eigenvalue_of_ball(gram: flint.arb_mat) -> tuple[Fraction, Fraction]:
     mids = [tuple(int(v) for v in x.mid().man_exp()) for x in entries]
     common = min(min(e for _, e in mids), 0)
     k_int = flint.fmpz_mat(size, size, [m << (e - common) for m, e in mids])  # midpoints exactly, over 2^-common
-    radius = max(_arb_rad(x) for x in entries)
+    radius = max(radius_fraction(x) for x in entries)
     lo, hi = _top_eigenvalue(k_int, 1 << -common)
     lo, hi = theorems.weyl(lo, hi, size * radius)  # ‖true − mid‖₂ ≤ ‖·‖_F ≤ size · max radius
     return max(lo, Fraction(0)), hi
@@ -239,7 +241,7 @@ def _top_eigenvalue(k_int: flint.fmpz_mat, den: int) -> tuple[Fraction, Fraction
     values, vectors = np.linalg.eigh(a_hp.to_float64())
     enclosure = enclose_eigensystem(a_hp, delta, values[::-1].copy(), vectors[:, ::-1].copy(), k=1)
     unit = Fraction(2) ** (_NULL_BITS - shift)
-    lo, hi = (_mpf_fraction(v) * unit for v in (enclosure.lower[0], enclosure.upper[0]))
+    lo, hi = (as_fraction(v) * unit for v in (enclosure.lower[0], enclosure.upper[0]))
     return max(lo, Fraction(0)), hi
 
 
@@ -379,13 +381,4 @@ def _fraction(x) -> Fraction:
     return Fraction(int(x.p), int(x.q)) if hasattr(x, "q") else Fraction(int(x))
 
 
-def _arb_rad(x: flint.arb) -> Fraction:
-    """The radius of the ball x, exactly."""
-    man, exp = (int(v) for v in flint.arb(x.rad()).man_exp())
-    return Fraction(man) * Fraction(2) ** exp
 
-
-def _mpf_fraction(v) -> Fraction:
-    sign, man, exp, _ = v._mpf_
-    man = -int(man) if sign else int(man)
-    return Fraction(man) * Fraction(2) ** exp

@@ -37,7 +37,6 @@ Note: FLINT's working precision is a process-wide setting; it is only changed in
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable
@@ -46,6 +45,7 @@ import flint
 import mpmath
 import numpy as np
 
+from ..arith.balls import ends_fraction
 from ..arith.rounding import float_down, float_up
 from ..feature_maps import as_float_matrix
 from . import theorems
@@ -147,14 +147,6 @@ def _certificate(inertia: tuple[int, int, int], table: np.ndarray, method: str, 
     )
 
 
-def _arb_endpoints(x: flint.arb) -> tuple[Fraction, Fraction]:
-    """Exact endpoints of an Arb ball as fractions."""
-    out = []
-    for end in (x.lower(), x.upper()):
-        man, exp = end.man_exp()
-        man, exp = int(man), int(exp)
-        out.append(Fraction(man * 2**exp) if exp >= 0 else Fraction(man, 2**-exp))
-    return out[0], out[1]
 
 
 def _check_square_symmetric_shape(shape: tuple[int, ...], where: str) -> int:
@@ -204,7 +196,7 @@ def _certify_exact_charpoly(A: flint.fmpq_mat, note: str) -> PSDCertificate:
             roots = reduced.complex_roots()
         balls = []
         for root, mult in roots:
-            lo, hi = _arb_endpoints(root.real)
+            lo, hi = ends_fraction(root.real)
             balls += [(lo / den, hi / den)] * mult
         # Real-rootedness means the sign of every ball must already be decided; refine if not.
         if all(lo > 0 or hi < 0 for lo, hi in balls):
@@ -225,7 +217,7 @@ def _frobenius_upper(M: flint.arb_mat) -> Fraction:
     total = flint.arb(0)
     for x in M.entries():
         total += x.abs_upper() ** 2
-    return _arb_endpoints(total.sqrt())[1]
+    return ends_fraction(total.sqrt())[1]
 
 
 def _approximate_eigenbasis(mid: np.ndarray | list, bits: int) -> tuple[list, list]:
@@ -261,7 +253,7 @@ def _try_ball_ostrowski(A: flint.arb_mat, mid: list, bits: int, note: str) -> PS
             G[k, k] -= 1
         f = _frobenius_upper(B)
         delta = _frobenius_upper(G)
-        dq = [_arb_endpoints(x)[0] for x in da]  # exact values of the approximate eigenvalues
+        dq = [ends_fraction(x)[0] for x in da]  # exact values of the approximate eigenvalues
     if delta >= 1:
         return None
     bounds = []

@@ -30,6 +30,7 @@ from fractions import Fraction
 
 import flint
 
+from ..arith.balls import ends_fraction, radius_fraction
 from ..arith.dyadic import Dyadic
 from ..errors import InternalCheckFailed
 
@@ -111,19 +112,12 @@ def _arb_matrix(m: _Scaled, scale: Fraction) -> flint.arb_mat:
     return flint.arb_mat(m.ints) * _arb(m.scale * scale)
 
 
-def _ends(x: flint.arb) -> tuple[Fraction, Fraction]:
-    out = []
-    for end in (x.lower(), x.upper()):
-        man, exp = (int(v) for v in end.man_exp())
-        out.append(Fraction(man) * Fraction(2) ** exp)
-    return out[0], out[1]
 
 
 def _mid_rad(x: flint.arb) -> tuple[int, int, Fraction]:
     """(man, exp, radius) of a ball: its midpoint man·2^exp and an upper bound on its radius."""
     man, exp = (int(v) for v in x.mid().man_exp())
-    rman, rexp = (int(v) for v in x.rad().man_exp())
-    return man, exp, Fraction(rman) * Fraction(2) ** rexp
+    return man, exp, radius_fraction(x)
 
 
 @dataclass(frozen=True)
@@ -270,7 +264,7 @@ def _eigenvalues(x: flint.arb_mat, c: Fraction, unscale: Fraction):
         eig = flint.acb_mat(x).eig(multiple=True)
     except ValueError:
         return None
-    ends = [_ends(z.real) for z in eig]
+    ends = [ends_fraction(z.real) for z in eig]
     lows = sorted((a * unscale + c for a, _ in ends), reverse=True)
     highs = sorted((b * unscale + c for _, b in ends), reverse=True)
     return list(zip(lows, highs))

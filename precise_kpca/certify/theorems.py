@@ -24,10 +24,10 @@ theorem states, provided the caller's inputs do (upper bounds of norms, enclosur
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Callable
 
 from ..arith import rounding
+from ..arith.balls import exact_fraction
 
 __all__ = ["Arithmetic", "BALL", "EXACT", "davis_kahan_gap", "global_radius", "kahan_cluster_radius", "kato_temple",
            "li_li", "li_li_radius", "ostrowski", "overlap_runs", "sin_theta", "weyl"]
@@ -57,13 +57,10 @@ def _same(x):
     return x
 
 
-def _arb_point(x) -> Fraction:
-    man, exp = (int(v) for v in x.man_exp())
-    return Fraction(man) * Fraction(2) ** exp
 
 
 EXACT = Arithmetic(rounding.sqrt_down, _same, _same, _same)
-BALL = Arithmetic(lambda x: x.sqrt(), lambda x: x.lower(), lambda x: x.upper(), _arb_point)
+BALL = Arithmetic(lambda x: x.sqrt(), lambda x: x.lower(), lambda x: x.upper(), exact_fraction)
 
 
 # -- eigenvalues ----------------------------------------------------------------------------------------------

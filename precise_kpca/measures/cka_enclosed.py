@@ -66,6 +66,7 @@ import flint
 import mpmath
 import numpy as np
 
+from ..arith.balls import exact_fraction
 from ..arith.fixed import FixedMatrix
 from ..arith.ozaki import column_dots, matmul
 from ..errors import InsufficientPrecision, RouteUnavailable
@@ -205,7 +206,7 @@ def _width_constant(X: np.ndarray, median: str) -> Fraction:
     with flint.ctx.workprec(_MIN_PREC):
         bound = (_arb(Fraction(fourth)).sqrt() * geometry.rho_squared()
                  * _arb(Fraction(2) ** (2 * exact.exp2) / (8 * geometry.diameter_sq)))
-        return _fraction(bound.upper())
+        return exact_fraction(bound.upper())
 
 
 def cka_at_zero_interval(X) -> tuple:
@@ -357,7 +358,7 @@ def _delta(builder_bound: float, read_sq: Fraction, n: int) -> Fraction:
     """δ ≥ ‖E − E_hp‖_F: the builder's bound plus √(N·read_sq), the latter rounded up to a dyadic number."""
     with flint.ctx.workprec(_MIN_PREC):
         read = _arb(n * read_sq).sqrt().upper()
-    return Fraction(builder_bound) + _fraction(read)
+    return Fraction(builder_bound) + exact_fraction(read)
 
 
 def _gap_ends(linear: _LinearPart, residual: _ResidualScalars, delta: Fraction) -> tuple:
@@ -413,10 +414,6 @@ def _nonnegative(end):
     return end if end > 0 else flint.arb(0)
 
 
-def _fraction(end) -> Fraction:
-    """An exact arb value (a ball's end) as a Fraction."""
-    man, exp = (int(v) for v in end.man_exp())
-    return man * Fraction(2) ** exp
 
 
 def _exact_mpf(end) -> mpmath.mpf:
