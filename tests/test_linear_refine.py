@@ -130,7 +130,7 @@ def test_a_near_tie_float64_cannot_split_is_split_by_rayleigh_ritz(monkeypatch):
         assert _within(lin, _sin_angle(lin, vectors, start, start + 1), lin.sin_theta(start, start + 1))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(X=hard_data_sets(), bits=st.sampled_from([64, 192, 512]))
 def test_every_hard_data_set_reaches_the_grid_without_the_general_refinement(X, bits):
     """Symmetric point sets, polygons (near ties of rounding size), one-hot boards, duplicates, wide and

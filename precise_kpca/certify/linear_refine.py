@@ -76,7 +76,6 @@ def refine_exact_clusters(small: flint.fmpz_mat, rank: int, ties: Callable[[], S
     apart = cluster[:, None] != cluster[None, :]
     gaps = np.abs(w[:, None] - w[None, :])[apart]
     min_gap = float(np.min(gaps)) if gaps.size else scale
-    gap_bits = math.ceil(math.log2(scale / min_gap))
     below_gap = max(0, -math.floor(math.log2(min_gap)) - shift)  # λ̃'s grid this far below Ẽ's: its error / gap
     final = bits + 24 + 8 + math.ceil(math.log2(n)) // 2  # the rounding noise of R is √n grid steps
     p = _START_BITS
@@ -94,8 +93,8 @@ def refine_exact_clusters(small: flint.fmpz_mat, rank: int, ties: Callable[[], S
         if size_bits >= bits + 24:  # Ẽ measures X̂'s distance to an orthonormal eigenbasis
             break
         previous = size_bits
-        # Newton squares the error (times ‖S‖/gap): the next grid just finer than that
-        nxt = min(final, 2 * p, max(p, 2 * size_bits - gap_bits + _GRID_GUARD))
+        # Newton squares the error (times a constant: splice 2^8..2^15, not its ‖S‖/gap = 2^21): a grid that fine
+        nxt = min(final, 2 * p, max(p, 2 * size_bits))
         X, p = _updated(X, E, p, e_bits, nxt), nxt
     else:
         raise NoConvergence(f"the linear eigenvectors reached 2^-{previous} of {bits} bits in {_MAX_ITERATIONS} "
