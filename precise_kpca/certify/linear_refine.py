@@ -9,8 +9,11 @@ clusters given exactly. With R = I − X̂ᵀX̂, T = X̂ᵀSX̂ and λ̃_i = T_
 Ẽ_ij = (T_ij − λ̃_j (X̂ᵀX̂)_ij)/(λ̃_j − λ̃_i) between clusters (Newton) and Ẽ_ij = R_ij/2 inside one (and on the
 diagonal). Inside an exactly repeated eigenvalue μ the block T_JJ is μ(I − R_JJ) up to second order in X̂'s error,
 so the orthogonalisation alone converges quadratically to the eigenspace — and any orthonormal basis of it is an
-eigenbasis; the general refinement (:mod:`precise_kpca.numerics.eigen_refine`) does not know the ties are exact,
-rotates the cluster by float64 eigensolves and stalls (splice's null space: 2^-98 asked 2^-256).
+eigenbasis. The general refinement (:mod:`precise_kpca.numerics.eigen_refine`) does not know such clusters are
+exact, rotates them by float64 eigensolves and stalls (splice, 287×287 with a 93-fold zero: 2^-98 of the 2^-256
+asked; its mpmath eigsy fallback ran over 1150 s). Distinct eigenvalues closer than float64 separates (within
+2^-40 ‖S‖) form a cluster too, split by a Rayleigh–Ritz step each iteration (the pencil of its exact g×g products,
+solved by mpmath at twice the grid), Ogita & Aishima's clustered variant (2019).
 
 Every product is exact (python-flint ``fmpz_mat``); Ẽ is the exact rational rounded to a grid finer than the next
 basis, so convergence is quadratic until the grid ``bits`` asked for. Nothing here is trusted: the caller
