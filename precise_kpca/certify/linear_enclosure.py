@@ -272,7 +272,6 @@ def _linear_cached(data: bytes, shape: tuple, bits: int) -> LinearEnclosure:
     if exact.rank == 0:
         raise ValueError("the centered data are all zero (every row is the same): L has no nonzero eigenvalue")
     q, values = refine_exact_clusters(exact.small, exact.rank, lambda: tied_linear_eigenvalues_cached(exact), bits)
-    q = q.rounded(bits + 16)
     radius = _global_radius(exact.small, q, values)
     r = exact.rank
     nonzero = values[:r]

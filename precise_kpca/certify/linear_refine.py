@@ -40,7 +40,7 @@ _MAX_ITERATIONS = 16  # quadratic from 2^-13: 2^-4000 after 9; more means a clus
 
 def refine_exact_clusters(small: flint.fmpz_mat, rank: int, ties: Callable[[], Sequence],
                           bits: int) -> tuple[Dyadic, list]:
-    """Approximate eigenpairs of S, to about 2^-(bits + 24) of an orthonormal eigenbasis.
+    """Approximate eigenpairs of S, refined to about 2^-(bits + 24) of an orthonormal eigenbasis.
 
     Parameters
     ----------
@@ -58,7 +58,8 @@ def refine_exact_clusters(small: flint.fmpz_mat, rank: int, ties: Callable[[], S
     Returns
     -------
     (Dyadic, list of Fraction)
-        Q̂ (n×n, columns in descending order of λ̂) and λ̂ (dyadic; exactly 0 beyond the rank).
+        Q̂ (n×n, columns in descending order of λ̂) and λ̂ (exactly 0 beyond the rank), each rounded to
+        ``bits + 16`` significant bits of its largest entry.
 
     Raises
     ------
@@ -102,12 +103,13 @@ def refine_exact_clusters(small: flint.fmpz_mat, rank: int, ties: Callable[[], S
     else:
         raise NoConvergence(f"the linear eigenvectors reached 2^-{previous} of {bits} bits in {_MAX_ITERATIONS} "
                             "iterations")
-    values = [Fraction(int(lam[i]), 1 << (e_bits + below_gap)) if i < rank else Fraction(0) for i in range(n)]
+    rounded = Dyadic(flint.fmpz_mat(n, 1, [int(v) for v in lam]), -(e_bits + below_gap)).rounded(bits + 16)
+    values = [rounded.entry(i, 0) if i < rank else Fraction(0) for i in range(n)]
     descending = sorted(range(n), key=lambda i: -values[i])
     if descending != list(range(n)):
         X = X * flint.fmpz_mat(n, n, [int(descending[j] == i) for i in range(n) for j in range(n)])
         values = [values[i] for i in descending]
-    return Dyadic(X, -p), values
+    return Dyadic(X, -p).rounded(bits + 16), values
 
 
 def _clusters(w: np.ndarray, rank: int, ties: Callable[[], Sequence], close: float):
