@@ -26,7 +26,8 @@ def _time_one(name: str, data_dir: str, bits: int, out) -> None:
     start = time.process_time()
     lin = linear_module.linear_enclosure(X, bits)
     seconds = time.process_time() - start
-    out.put((seconds, math.log2(lin.radius / lin.values[0]), lin.rank, lin.exact.small.nrows()))
+    radius_bits = math.log2(lin.radius / lin.values[0]) if lin.radius else -math.inf  # 0: the pairs are exact
+    out.put((seconds, radius_bits, lin.rank, lin.exact.small.nrows()))
 
 
 def main() -> None:
@@ -47,6 +48,9 @@ def main() -> None:
                 child.terminate()
                 child.join()
                 print(f"{name:12s} bits {bits:5d}: over {time.perf_counter() - started:.0f} s wall (stopped)", flush=True)
+                continue
+            if child.exitcode != 0:
+                print(f"{name:12s} bits {bits:5d}: failed (exit code {child.exitcode})", flush=True)
                 continue
             seconds, radius_bits, rank, size = out.get()
             print(f"{name:12s} bits {bits:5d}: {seconds:7.2f} s CPU, radius 2^{radius_bits:.1f} λ₁ "
