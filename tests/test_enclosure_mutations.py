@@ -245,23 +245,17 @@ def test_rest_bound_trace_and_null_block(monkeypatch):
 def _spoiled_refinement(monkeypatch, spoil_values: bool):
     """The refined eigensystem of S with λ̂_1 × (1 + 1e-10), or with q̂_1 + 1e-7 q̂_2 (an approximation: nothing
     trusts it)."""
-    from precise_kpca.numerics import eigen_refine
+    refine = linear_module.refine_exact_clusters
 
-    refine = eigen_refine.refine_eigensystem
-
-    def spoiled(*args, **kwargs):
-        result = refine(*args, **kwargs)
-        values, vectors = result.values.copy(), result.vectors.copy()
+    def spoiled(*args):
+        q, values = refine(*args)
         if spoil_values:
-            values[0] = values[0] * (1 + 1e-10)
-        else:
-            vectors[:, 0] = vectors[:, 0] + vectors[:, 1] * SPOIL
-        return replace(result, values=values, vectors=vectors)
+            return q, [values[0] * Fraction(1 + 1e-10)] + values[1:]
+        shear = np.eye(q.shape[1])
+        shear[1, 0] = SPOIL
+        return q @ Dyadic.from_float64(shear), values
 
-    monkeypatch.setattr(eigen_refine, "refine_eigensystem", spoiled)
-    # the spoiled pairs miss the grid, so linear_enclosure would replace them by eigsy's: keep the spoiled ones,
-    # whose certificate is what these tests check
-    monkeypatch.setattr(linear_module, "_RADIUS_SLACK_BITS", 10**9)
+    monkeypatch.setattr(linear_module, "refine_exact_clusters", spoiled)
     clear_derived(linear_module._linear_cached)
 
 

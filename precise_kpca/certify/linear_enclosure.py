@@ -10,8 +10,9 @@ angle, so the unit cancels.
 Small Gram. S = ZᵀZ (d×d) when d ≤ N, else Z Zᵀ (N×N): its nonzero eigenvalues are L_S's; its rank r is computed
 exactly (integer elimination, python-flint). L_S has N − r exact zero eigenvalues.
 
-Approximation (not trusted): S's eigensystem from the mixed-precision refinement
-(:func:`~precise_kpca.numerics.eigen_refine.refine_eigensystem`), rounded to a dyadic grid of ``bits`` bits: Q̂
+Approximation (not trusted): S's eigensystem refined by Newton's method with its exact clusters (the zero
+eigenvalue of multiplicity size − r, the exact ties; :func:`.linear_refine.refine_exact_clusters`), rounded to a
+dyadic grid of ``bits`` bits: Q̂
 (d×d), λ̂; the N-space basis Ŵ = Z·round(Q̂_r Λ̂_r^(−1/2)) (tall case) or Q̂_r (wide case) is then an exact dyadic
 N×r matrix (the 2^e/N of X_c cancels against √λ: w = X_c q/√λ_C = Z q/√λ_S).
 
@@ -28,7 +29,7 @@ Certificates (exact rationals, directed square roots):
 
 Hand-written because no library encloses eigenpairs of an exact integer matrix at a chosen precision with bounds
 of this kind (Arb's ``acb_mat_eig_simple`` needs simple eigenvalues and costs O(d³) ball operations at full
-precision per call; here the refinement is float64-based and only the certificate is exact).
+precision per call; here the refinement starts from float64 and only the certificate is trusted).
 """
 from __future__ import annotations
 
@@ -37,20 +38,18 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 import flint
-import mpmath
 import numpy as np
 
-from ..arith.dyadic import Dyadic, mpf_matrix_to_dyadic
-from ..arith.fixed import FixedMatrix
+from ..arith.dyadic import Dyadic
 from ..arith.rounding import sqrt_up
 from ..errors import InsufficientPrecision, InternalCheckFailed, Undetermined
 from ..numerics.data import Derived, data_state
 from ..numerics.exact import ExactData
 from . import theorems
 from .eigen_enclosure import ritz_subspace_sin_theta
+from .linear_refine import refine_exact_clusters
 
 _DIGIT_BITS = math.log2(10)
-_RADIUS_SLACK_BITS = 24  # a radius within 2^24 grid units of λ₁·2^-bits counts as reached
 
 
 @dataclass(frozen=True, eq=False)  # compared and hashed by identity: one object per data set (its DataState's)
@@ -228,8 +227,16 @@ def _ties(exact: ExactLinear) -> tuple:
 
 
 def _integer_ties(small: flint.fmpz_mat, rank: int) -> list[tuple[int, int]]:
-    roots = [(root, multiplicity) for root, multiplicity in small.charpoly().complex_roots()
-             if not root.contains(0)]
+    poly = small.charpoly()
+    coefficients = poly.coeffs()
+    zeros = next(i for i, c in enumerate(coefficients) if c != 0)
+    nonzero = flint.fmpz_poly(coefficients[zeros:])  # the factor whose roots are the nonzero eigenvalues
+    if nonzero.degree() != rank:
+        raise InternalCheckFailed(f"the characteristic polynomial has {nonzero.degree()} nonzero roots, the rank "
+                                  f"is {rank}")
+    if nonzero.gcd(nonzero.derivative()).degree() == 0:  # squarefree: no tie, no root to isolate (12 s on splice)
+        return []
+    roots = [(root, multiplicity) for root, multiplicity in poly.complex_roots() if not root.contains(0)]
     roots.sort(key=lambda item: float(item[0].real.mid()), reverse=True)
     runs, start = [], 0
     for _, multiplicity in roots:
@@ -256,23 +263,11 @@ def linear_enclosure(X: np.ndarray, bits: int) -> LinearEnclosure:
 
 
 def _linear_cached(X: np.ndarray, bits: int) -> LinearEnclosure:
-    from ..numerics.eigen_refine import refine_eigensystem
-
     exact = exact_linear(X)
     if exact.rank == 0:
         raise ValueError("the centered data are all zero (every row is the same): L has no nonzero eigenvalue")
-    size = exact.small.nrows()
-    ints = np.array([int(v) for v in exact.small.entries()], dtype=object).reshape(size, size)
-    # eigenvalues spread over a factor λ_1/λ_r need that many more bits for the small ones' relative accuracy
-    # the integer matrix is exact: give it a grid finer than the accuracy wanted (the refinement stops at A's grid)
-    refined = refine_eigensystem(FixedMatrix.from_integers(ints * (1 << bits), -bits),
-                                 dps=int(math.ceil(bits / _DIGIT_BITS)) + 10, tier=1, k=size)
-    q, values, radius = _rounded_pairs(exact.small, refined.vectors, refined.values, bits)
-    if radius > abs(values[0]) * Fraction(2) ** (_RADIUS_SLACK_BITS - bits):
-        # the refinement stalls inside exactly repeated eigenvalues (tic-tac-toe's symmetric boards: 2^-254 asked
-        # 2^-512); mpmath's eigsy (Householder tridiagonalisation, implicit QL) on the small exact matrix
-        # reaches the grid whatever the ties
-        q, values, radius = min((q, values, radius), _eigsy_pairs(exact.small, ints, bits), key=lambda pairs: pairs[2])
+    q, values = refine_exact_clusters(exact.small, exact.rank, lambda: tied_linear_eigenvalues_cached(exact), bits)
+    radius = _global_radius(exact.small, q, values)
     r = exact.rank
     nonzero = values[:r]
     if exact.tall:  # Ŵ = Z Q̂_r Λ̂^(−1/2): the inverse square roots rounded to dyadics, the products exact
@@ -286,24 +281,6 @@ def _linear_cached(X: np.ndarray, bits: int) -> LinearEnclosure:
             raise InternalCheckFailed(f"approximate eigenvalue {i} = {float(values[i]):.3g} of the rank-{r} Gram is "
                                       f"not within the enclosure radius {float(radius):.3g} of 0")
     return LinearEnclosure(exact=exact, bits=bits, values=tuple(nonzero), radius=radius, vectors=vectors)
-
-
-def _rounded_pairs(small: flint.fmpz_mat, vectors, values, bits: int) -> tuple[Dyadic, list, Fraction]:
-    """Approximate eigenpairs (mpf) rounded to the ``bits + 16`` grid, with their rigorous radius."""
-    q = mpf_matrix_to_dyadic(vectors, bits + 16)
-    rounded = [_dyadic_fraction(v, bits + 16) for v in values]
-    return q, rounded, _global_radius(small, q, rounded)
-
-
-def _eigsy_pairs(small: flint.fmpz_mat, ints: np.ndarray, bits: int) -> tuple[Dyadic, list, Fraction]:
-    """The same from mpmath's ``eigsy`` in a private context of ``bits + 64`` bits (descending order)."""
-    ctx = mpmath.MPContext()
-    ctx.prec = bits + 64
-    values, vectors = ctx.eigsy(ctx.matrix([[int(v) for v in row] for row in ints]))
-    order = sorted(range(len(values)), key=lambda i: -values[i])
-    size = len(order)
-    v_array = np.array([[vectors[r, c] for c in order] for r in range(size)], dtype=object)
-    return _rounded_pairs(small, v_array, [values[i] for i in order], bits)
 
 
 def _global_radius(small: flint.fmpz_mat, q: Dyadic, values: list) -> Fraction:
@@ -329,12 +306,6 @@ def _exp2_of(x: Fraction) -> int:
     if x.denominator & (x.denominator - 1):
         raise InternalCheckFailed(f"{x} is not dyadic")
     return -(x.denominator.bit_length() - 1)
-
-
-def _dyadic_fraction(v, bits: int) -> Fraction:
-    """An mpf (any context) rounded to ``bits`` significant bits, as an exact Fraction."""
-    d = mpf_matrix_to_dyadic(np.array([[v]], dtype=object), bits)
-    return d.entry(0, 0)
 
 
 def _inverse_sqrt(v: Fraction, bits: int) -> Fraction:
