@@ -9,7 +9,7 @@ from precise_kpca.certify.linear_enclosure import exact_linear
 from precise_kpca.certify.linear_ties import tied_linear_eigenvalues
 
 from .strategies import data_sets
-from .test_perturbed_spectrum import NEAR_TIE, SYMMETRIC, X
+from .numerics.test_perturbed_spectrum import NEAR_TIE, SYMMETRIC, X
 
 
 @settings(max_examples=40, deadline=None)

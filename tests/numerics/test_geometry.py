@@ -8,7 +8,7 @@ import precise_kpca as pk
 from precise_kpca.backends import Float64Backend, MPBackend
 from precise_kpca.numerics.geometry import median_distance, squared_distances
 
-from .strategies import data_sets
+from ..strategies import data_sets
 
 # Three collinear points at 0, 1, 3: pair distances 1, 2, 3; the 9 full entries are 0,0,0,1,1,2,2,3,3.
 LINE = np.array([[0.0], [1.0], [3.0]])

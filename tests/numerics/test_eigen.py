@@ -5,7 +5,7 @@ from hypothesis import given, settings, strategies as st
 
 import precise_kpca as pk
 
-from .strategies import data_sets
+from ..strategies import data_sets
 
 BACKENDS = [("float64", None), ("float64-naive", None), ("mp", 30)]
 

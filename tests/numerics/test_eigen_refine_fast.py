@@ -21,7 +21,7 @@ from precise_kpca.testing import centered_gaussian_gram, centered_gaussian_gram_
 from precise_kpca.numerics.eigen_refine import input_bits, refine_eigensystem
 from precise_kpca.numerics.binary128_gram import scaled_gaussian_gram_words
 
-from .eigsy_reference import reference
+from ..eigsy_reference import reference
 
 DPS = 30
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from precise_kpca.testing import centered_gaussian_gram, gaussian_data
 from precise_kpca.numerics.eigen_refine import refine_eigensystem
 
-from .eigsy_reference import reference
+from ..eigsy_reference import reference
 
 DPS = 30
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 import precise_kpca as pk
 
-from .strategies import data_sets
+from ..strategies import data_sets
 
 DPS = 40
 
