@@ -16,7 +16,7 @@ from precise_kpca.arith.fixed import FixedMatrix, digit_bits_for
 from precise_kpca.certify.eigen_enclosure import enclose_eigensystem
 from precise_kpca.testing import centered_gaussian_gram, gaussian_data
 
-from .eigsy_reference import eigsy_descending
+from ..eigsy_reference import eigsy_descending
 
 EPS = np.finfo(float).eps
 REF_DPS = 60

@@ -22,7 +22,7 @@ from precise_kpca.certify import linear_enclosure as linear_module
 from precise_kpca.measures.results import arb_ends
 from precise_kpca.numerics.data import clear as clear_derived
 
-from .first_order_reference import Reference
+from ..first_order_reference import Reference
 
 SPOIL = 1e-7  # far above the basis grid (2^-256) and the reference's accuracy, far below every gap
 TIGHTER = 100

@@ -21,8 +21,8 @@ from precise_kpca.measures.measurement import interval_digits
 from precise_kpca.measures.results import fraction_ends
 from precise_kpca.numerics.data import clear as clear_derived
 
-from .reference import reference
-from .rigorous_check import check_measurement
+from ..reference import reference
+from ..rigorous_check import check_measurement
 from .test_enclosure_mutations import tighten_li_li
 
 SPOIL = 1e-7

@@ -13,7 +13,7 @@ from precise_kpca.asymptotics import (
 )
 from precise_kpca.measures import measure
 
-from .strategies import data_sets
+from ..strategies import data_sets
 
 X = np.random.default_rng(0).normal(size=(10, 3)) * np.array([1.0, 2.0, 4.0])
 

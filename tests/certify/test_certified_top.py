@@ -22,7 +22,7 @@ from precise_kpca.measures.measurement import interval_digits
 from precise_kpca.measures.results import fraction_ends
 from precise_kpca.numerics.data import clear as clear_derived
 
-from .reference import eigensystems, reference
+from ..reference import eigensystems, reference
 from .test_enclosure_mutations import tighten_li_li
 
 

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from precise_kpca.certify.linear_enclosure import exact_linear
 from precise_kpca.certify.linear_ties import tied_linear_eigenvalues
 
-from .strategies import data_sets
-from .numerics.test_perturbed_spectrum import NEAR_TIE, SYMMETRIC, X
+from ..strategies import data_sets
+from ..numerics.test_perturbed_spectrum import NEAR_TIE, SYMMETRIC, X
 
 
 @settings(max_examples=40, deadline=None)

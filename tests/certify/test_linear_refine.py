@@ -18,8 +18,8 @@ from precise_kpca.certify import linear_refine
 from precise_kpca.numerics import eigen_refine
 from precise_kpca.numerics.data import clear as clear_derived
 
-from .eigsy_reference import eigsy_descending
-from .strategies import hard_data_sets
+from ..eigsy_reference import eigsy_descending
+from ..strategies import hard_data_sets
 from .test_linear_ties import _tied_boards
 
 

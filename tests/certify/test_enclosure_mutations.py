@@ -24,7 +24,7 @@ from precise_kpca.certify import perturbed_enclosure as perturbed
 from precise_kpca.measures import enclosed, intervals, structured_enclosed
 from precise_kpca.numerics.data import clear as clear_derived
 
-from .reference import eigensystems, reference
+from ..reference import eigensystems, reference
 from .test_linear_ties import _tied_boards
 
 SPOIL = 1e-7  # the approximate vectors' error: far above every rounding, far below every gap

@@ -23,7 +23,7 @@ from precise_kpca.arith.rounding import sqrt_up
 from precise_kpca.certify import float64_enclosure, theorems
 from precise_kpca.certify.eigen_enclosure import enclose_eigensystem
 
-from .eigsy_reference import reference
+from ..eigsy_reference import reference
 
 FACTOR = 100  # the mutants scale their bound by this, up (loosened) and down (tightened)
 DPS = 60  # the reference's digits: every distance checked below is above 1e-40 of the eigenvalues

@@ -16,7 +16,7 @@ import precise_kpca
 from precise_kpca.measures import structured_enclosed
 from precise_kpca.validation import check_data, rescaled
 
-from .rigorous_check import check_measurement
+from ..rigorous_check import check_measurement
 
 SPECS = [("eigenprojection", 1), ("eigenprojection", 2), ("pc", 1), ("pc", 2)]
 

@@ -22,7 +22,7 @@ from precise_kpca.approx.enclosure import (Interval, arb_interval, basis_enclosu
 from precise_kpca.errors import InsufficientPrecision
 from precise_kpca.measures.measurement import exact_mpf
 
-from .neighbours_reference import context, reference
+from ..neighbours_reference import context, reference
 
 DRAWS = {"exact": {}, "nystrom": {"n_landmarks": 4}, "rf-cos": {"n_features": 6}, "rf-sincos": {"n_features": 8}}
 

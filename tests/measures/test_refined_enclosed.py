@@ -21,7 +21,7 @@ from precise_kpca.measures import refined_gram
 from precise_kpca.measures.routes import REFINED_MAX_N, _ROUTES
 from precise_kpca.numerics.data import clear as clear_derived
 
-from .strategies import data_sets
+from ..strategies import data_sets
 
 ROUTE = _ROUTES["refined-enclosure"]
 REF_DPS = 160

@@ -16,8 +16,8 @@ import precise_kpca
 from precise_kpca.cli import main
 from precise_kpca.measures import engines, plan, routes
 
-from .reference import reference
-from .rigorous_check import check_measurement, compare_context, in_context
+from ..reference import reference
+from ..rigorous_check import check_measurement, compare_context, in_context
 
 EIGEN = [("eigenvalue", 1), ("eigenprojection", 2), ("pc", 2)]
 

@@ -19,8 +19,8 @@ from precise_kpca.datasets import load
 from precise_kpca.errors import InsufficientPrecision, Undetermined
 from precise_kpca.numerics.data import clear as clear_derived
 
-from .first_order_reference import Reference
-from .strategies import data_sets
+from ..first_order_reference import Reference
+from ..strategies import data_sets
 
 DIGITS = 15
 AT_DIGITS = 20  # digits asked of the rigorous measure at σ = 2^60

@@ -10,7 +10,7 @@ from precise_kpca.backends.base import as_fraction
 from precise_kpca.certify import float64_enclosure
 from precise_kpca.certify.float64_enclosure import enclose_float64
 
-from .eigsy_reference import eigsy_descending
+from ..eigsy_reference import eigsy_descending
 
 
 def _reference(A: np.ndarray) -> list[Fraction]:

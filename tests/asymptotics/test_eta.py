@@ -12,7 +12,7 @@ from precise_kpca.datasets import synthetic
 from precise_kpca.measures import measure
 from precise_kpca.numerics import geometry
 
-from .strategies import data_sets
+from ..strategies import data_sets
 
 
 @given(data_sets(max_rows=8, allow_duplicates=True))

@@ -21,10 +21,10 @@ from precise_kpca.asymptotics.symmetry import square_orbits
 from precise_kpca.certify.linear_enclosure import tied_linear_eigenvalues_cached
 from precise_kpca.measures.structured_enclosed import certificate
 
-from .reference import spectra
-from .rigorous_check import check_measurement
-from .test_beyond_repeated import _exact_shifts
-from .test_linear_ties import _tied_boards
+from ..reference import spectra
+from ..rigorous_check import check_measurement
+from ..asymptotics.test_repeated import _exact_shifts
+from ..certify.test_linear_ties import _tied_boards
 
 DIGITS = 20  # of each tied eigenvalue's shift μ_i − λ_i: the binary128 residual carries ~30
 

@@ -14,7 +14,7 @@ from precise_kpca.backends import MPBackend
 from precise_kpca.measures import MEASURES, agreeing_digits, evaluate, measure, onset_from_curve, routes
 from precise_kpca.measures.onset import PAPER_FIT_LOG2_SIGMA, PAPER_GRID
 
-from .strategies import data_sets
+from ..strategies import data_sets
 
 
 def _k(name):
