@@ -17,8 +17,8 @@ from hypothesis import given, settings
 
 from precise_kpca.measures import engines
 
-from .rigorous_check import OUTCOMES, check_point
-from .strategies import hard_data_sets, sigma_exponents
+from ..rigorous_check import OUTCOMES, check_point
+from ..strategies import hard_data_sets, sigma_exponents
 
 SPECS = [("metric", 1, "mean"), ("eigenvalue", 1, "mean"), ("eigenprojection", 1, "mean"),
          ("eigenprojection", 2, "mean"), ("eigenprojection", 2, "max"), ("pc", 1, "mean"), ("pc", 2, "mean"),

@@ -18,7 +18,7 @@ from precise_kpca.studies import ResultsStore, convergence_curve
 from precise_kpca.studies.store import ENV_VAR, NO_K, PointKey, data_hash, default_path
 from precise_kpca.studies.versions import route_version
 
-from .conftest import REPO_ROOT
+from ..conftest import REPO_ROOT
 
 
 def _record(value: float, guarantee: str = "rigorous", certified_digits: int = 12) -> dict:

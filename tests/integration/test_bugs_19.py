@@ -18,7 +18,7 @@ from precise_kpca.backends import Float64Backend, MPBackend
 from precise_kpca.measures import structured
 from precise_kpca.numerics.data import clear as clear_derived
 
-from .reference import reference
+from ..reference import reference
 
 _CHECK = mpmath.MPContext()
 _CHECK.dps = 500  # compares mpf of any precision exactly enough (the global mp has 53 bits)

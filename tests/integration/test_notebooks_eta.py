@@ -4,7 +4,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "eta_tightness.ipynb"
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "eta_tightness.ipynb"
 
 
 def test_notebook_is_stored_without_outputs():

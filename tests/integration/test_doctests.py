@@ -11,7 +11,7 @@ import importlib
 
 import pytest
 
-from .conftest import REPO_ROOT
+from ..conftest import REPO_ROOT
 
 PACKAGES = ("precise_kpca", "proofs")
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE

@@ -16,7 +16,7 @@ import scipy
 from precise_kpca import __version__
 from precise_kpca.reports import provenance as prov
 
-from .conftest import REPO_ROOT
+from ..conftest import REPO_ROOT
 
 
 def _head() -> str | None:

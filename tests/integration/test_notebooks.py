@@ -7,7 +7,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 REDUCED = {
     "quickstart.ipynb": {"PRECISE_KPCA_NB_ROWS": "20"},
     "paper_figures.ipynb": {"PRECISE_KPCA_NB_ROWS": "9", "PRECISE_KPCA_NB_MAX_LOG2": "10", "PRECISE_KPCA_NB_KS": "1,2",

@@ -294,7 +294,7 @@ def test_digits_section_counts_guarantees_lists_short_points_and_proves_a_linear
     from precise_kpca.reports.markdown import _digits_section
     from precise_kpca.reports.study import StudyPlan
 
-    from .numerics.test_perturbed_spectrum import SYMMETRIC  # λ_2 = λ_3 exactly
+    from ..numerics.test_perturbed_spectrum import SYMMETRIC  # λ_2 = λ_3 exactly
 
     def row(p, measure, k, digits, guarantee, reason="", value_text="0.25"):
         return dict(dataset="wine", log2_sigma=p, measure=measure, k=k, certified_digits=digits, guarantee=guarantee,

@@ -142,5 +142,5 @@ def test_importing_the_plots_selects_no_backend(tmp_path):
     from pathlib import Path
 
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parent.parent)
+                          cwd=Path(__file__).resolve().parents[2])
     assert done.stdout.strip() == "ok", done.stderr

@@ -15,7 +15,7 @@ from precise_kpca.datasets import fetch as fetch_module
 from precise_kpca.datasets.fetch import eccentricity, fetch, fetchable
 from precise_kpca.datasets.manifest import Manifest, registry
 
-from .openml_server import redirect, serve
+from ..openml_server import redirect, serve
 
 
 @pytest.fixture
@@ -125,7 +125,7 @@ def test_recorded_response_is_the_one_scikit_learn_ships():
     """The fixture's provenance: byte-identical to scikit-learn's own recording, where that is installed."""
     import sklearn
 
-    from .openml_server import RECORDED
+    from ..openml_server import RECORDED
 
     theirs = __import__("pathlib").Path(sklearn.__file__).parent / "datasets/tests/data/openml/id_561"
     if not theirs.is_dir():

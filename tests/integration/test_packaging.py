@@ -15,7 +15,7 @@ from packaging.version import Version
 from precise_kpca import extras
 from precise_kpca.cli import COMMANDS, build_parser
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 HEAVY = ("numpy", "pandas", "scipy", "sklearn", "mpmath", "matplotlib", "flint", "sympy", "gmpy2")
 

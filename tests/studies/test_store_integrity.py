@@ -25,7 +25,7 @@ from precise_kpca.studies import store as store_module
 from precise_kpca.studies.store import POINT_COLUMNS, row_checksum
 from precise_kpca.studies.versions import engine_of, route_version
 
-from .conftest import REPO_ROOT
+from ..conftest import REPO_ROOT
 
 X = np.random.default_rng(11).normal(size=(12, 3))
 GRID = range(-2, 6)

@@ -37,7 +37,7 @@ from precise_kpca.measures import measure
 from precise_kpca.numerics import eigensystem, gaussian_gram, geometry
 from precise_kpca.validation import check_data, parse_sigma
 
-from .reference import reference
+from ..reference import reference
 
 TIMEOUT = 60
 MEMORY_CAP = 1 << 30

@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "precise_kpca"
 MODULE_LIMIT = 600
 FUNCTION_LIMIT = 80
