@@ -5,7 +5,8 @@ eigenvalues lie λ + eig(WᵀEW) + O(‖E‖²) from λ: at σ = 2^200 that shif
 values were enclosed by Arb at 320 bits relative to their size, so the block enclosures fell back to Weyl's
 λ ± ‖E‖: 0 digits of the shift and of the eigenvalue measure (Eq. 18), which is that shift. Checked against the
 independent reference (tests/reference.py: mpmath eigsy on the exact data at 2·digits + 20 + σ-digits), and an
-accidental tie's splitting against its first-order shifts in exact rational arithmetic (tests/test_beyond_repeated).
+accidental tie's splitting against its first-order shifts in exact rational arithmetic
+(tests/asymptotics/test_repeated.py).
 """
 from __future__ import annotations
 
