@@ -191,7 +191,12 @@ def _rank_deficient(draw, max_rows, max_dim):
 @st.composite
 def _outlier(draw, max_rows, max_dim):
     X = _small_values(draw, (draw(st.integers(3, max_rows)), draw(st.integers(1, max_dim))), False)
-    X[draw(st.integers(0, len(X) - 1))] *= 1e6
+    i = draw(st.integers(0, len(X) - 1))
+    rest = float(np.abs(np.delete(X, i, axis=0)).max())
+    X[i] *= 1e6
+    # a row of tiny entries stays near the others when scaled: its first coordinate is put 1e6 × the others' size away
+    if np.abs(X[i]).max() < 1e6 * rest:
+        X[i, 0] = math.copysign(1e6 * rest, X[i, 0]) if rest else 1e6
     return X
 
 
