@@ -27,6 +27,7 @@ Usage::
     OPENBLAS_NUM_THREADS=1 nice -n 5 python benchmarks/audit.py --seeds 0:200 --csv audit.csv   # run (resumes)
     python benchmarks/audit.py --seeds 0:400:2 --csv audit.csv    # a shard: every other seed (run 0:400:2 and 1:400:2)
     python benchmarks/audit.py --summary --csv audit.csv          # the tables from the CSV alone
+    python benchmarks/audit.py --seeds 6,53 --csv rerun.csv       # rerun the seeds of two findings
     python benchmarks/audit.py --show 17                          # the input and calls of seed 17
 """
 from __future__ import annotations
@@ -378,7 +379,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "datasets"))
     parser.add_argument("--csv", default="audit.csv")
-    parser.add_argument("--seeds", default="0:200", help="start:stop[:step] (resumes: done seeds are skipped)")
+    parser.add_argument("--seeds", default="0:200", help="start:stop[:step] or a,b,c (resumes: done seeds are skipped)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per library call (past it: hang)")
     parser.add_argument("--ref-timeout", type=float, default=900.0, help="seconds for a seed's references")
     parser.add_argument("--summary", action="store_true", help="print the tables from --csv and stop")
@@ -396,7 +397,7 @@ def main() -> None:
         print({key: value for key, value in case.items() if key != "X"})
         print(repr(case["X"]))
         return
-    seeds = range(*map(int, args.seeds.split(":")))
+    seeds = range(*map(int, args.seeds.split(":"))) if ":" in args.seeds else [int(x) for x in args.seeds.split(",")]
     skip = set() if args.redo else done_seeds(path)
     start = time.perf_counter()
     for seed in seeds:
