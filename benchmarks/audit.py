@@ -28,6 +28,7 @@ Usage::
     python benchmarks/audit.py --seeds 0:400:2 --csv audit.csv    # a shard: every other seed (run 0:400:2 and 1:400:2)
     python benchmarks/audit.py --summary --csv audit.csv          # the tables from the CSV alone
     python benchmarks/audit.py --seeds 6,53 --csv rerun.csv       # rerun the seeds of two findings
+    python benchmarks/audit.py --seeds 0:600 --only metric --csv metric.csv   # only the metric calls of each seed
     python benchmarks/audit.py --show 17                          # the input and calls of seed 17
 """
 from __future__ import annotations
@@ -97,7 +98,7 @@ def draw_case(seed: int, data: dict) -> dict:
     chosen = rng.choice(len(specs), SPECS_PER_SEED, replace=False)
     calls = [(specs[i][0], specs[i][1] or int(rng.integers(1, 6)), specs[i][2]) for i in sorted(chosen)]
     return {"seed": seed, "source": source, "X": np.ascontiguousarray(X, dtype=np.float64), "sigma": sigma,
-            "digits": int(rng.integers(10, 41)), "calls": calls}
+            "digits": int(rng.integers(10, 41)), "calls": calls, "call_ids": list(range(len(calls)))}
 
 
 def _subsample(rng, X: np.ndarray) -> np.ndarray:
@@ -305,7 +306,7 @@ def audit_seed(case: dict, timeout: float, ref_timeout: float) -> list[dict]:
         print(f"  seed {case['seed']}: reference failed: {refs[0]}: {refs[1]}", flush=True)
     refs = refs if ref_status == "ok" else [None] * len(results)
     rows = []
-    for i, (call, (status, payload, seconds), ref) in enumerate(zip(case["calls"], outcomes, refs)):
+    for i, call, (status, payload, seconds), ref in zip(case["call_ids"], case["calls"], outcomes, refs):
         kind, note, margin = classify(case, call, status, payload, ref_status, ref)
         lib = payload if status == "ok" else {}
         rows.append({
@@ -385,6 +386,7 @@ def main() -> None:
     parser.add_argument("--summary", action="store_true", help="print the tables from --csv and stop")
     parser.add_argument("--show", type=int, default=None, help="print seed SHOW's input and calls and stop")
     parser.add_argument("--redo", action="store_true", help="recompute seeds already in the CSV (rows appended)")
+    parser.add_argument("--only", default="", help="comma list of measures: run only these calls of each seed")
     args = parser.parse_args()
     path = Path(args.csv)
     if args.summary:
@@ -404,6 +406,11 @@ def main() -> None:
         if seed in skip:
             continue
         case = draw_case(seed, data)
+        if args.only:
+            kept = [(i, c) for i, c in zip(case["call_ids"], case["calls"]) if c[0] in args.only.split(",")]
+            case["call_ids"], case["calls"] = [i for i, _ in kept], [c for _, c in kept]
+            if not kept:
+                continue
         rows = audit_seed(case, args.timeout, args.ref_timeout)
         new = not path.exists()
         with path.open("a", newline="") as f:  # one write per seed: shards may share the file
