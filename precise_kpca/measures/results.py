@@ -14,6 +14,7 @@ from fractions import Fraction
 import flint
 import mpmath
 
+from ..arith.balls import ends_fraction
 from .measurement import Measurement, Route, exact_mpf, interval_digits
 
 ONE = mpmath.mpf(1)
@@ -141,10 +142,9 @@ def _to_arb(x):
 
 
 def arb_ends(ball) -> tuple:
-    """The ends mid ∓ rad of an arb ball as exact global-type mpf.
-
-    Exact, whatever flint's current precision: ``ball.lower()``/``upper()`` round to it, and outside a
-    ``workprec`` block that is 53 bits (the metric measure's 300-bit ball certified 15 digits of 30 asked).
+    """The ends mid ∓ rad of an arb ball as exact global-type mpf, whatever flint's current precision
+    (:func:`~precise_kpca.arith.balls.ends_fraction`; the metric measure's ends were read at 53 bits: 15 digits of
+    30 asked).
 
     Raises
     ------
@@ -155,9 +155,7 @@ def arb_ends(ball) -> tuple:
         from ..errors import InsufficientPrecision
 
         raise InsufficientPrecision(f"an enclosure became unbounded ({ball}): its inputs are not separated enough")
-    lib = mpmath.libmp
-    mid, rad = (lib.from_man_exp(*map(int, part.man_exp())) for part in (ball.mid(), ball.rad()))
-    return mpmath.mp.make_mpf(lib.mpf_sub(mid, rad, 0)), mpmath.mp.make_mpf(lib.mpf_add(mid, rad, 0))
+    return tuple(exact_mpf(end) for end in ends_fraction(ball))
 
 
 def fraction_ends(lo: Fraction, hi: Fraction, prec: int = 256) -> tuple:
