@@ -14,6 +14,7 @@ from fractions import Fraction
 import flint
 import mpmath
 
+from ..arith.balls import ends_fraction
 from .measurement import Measurement, Route, exact_mpf, interval_digits
 
 ONE = mpmath.mpf(1)
@@ -141,7 +142,9 @@ def _to_arb(x):
 
 
 def arb_ends(ball) -> tuple:
-    """The ends of an arb ball as exact global-type mpf.
+    """The ends mid ∓ rad of an arb ball as exact global-type mpf, whatever flint's current precision
+    (:func:`~precise_kpca.arith.balls.ends_fraction`; the metric measure's ends were read at 53 bits: 15 digits of
+    30 asked).
 
     Raises
     ------
@@ -152,8 +155,7 @@ def arb_ends(ball) -> tuple:
         from ..errors import InsufficientPrecision
 
         raise InsufficientPrecision(f"an enclosure became unbounded ({ball}): its inputs are not separated enough")
-    return tuple(mpmath.mp.make_mpf(mpmath.libmp.from_man_exp(*map(int, end.man_exp())))
-                 for end in (ball.lower(), ball.upper()))
+    return tuple(exact_mpf(end) for end in ends_fraction(ball))
 
 
 def fraction_ends(lo: Fraction, hi: Fraction, prec: int = 256) -> tuple:

@@ -12,8 +12,10 @@ from hypothesis import given, settings, strategies as st
 import precise_kpca as pk
 from precise_kpca.backends import MPBackend
 from precise_kpca.measures import MEASURES, agreeing_digits, evaluate, measure, onset_from_curve, routes
+from precise_kpca.measures.measurement import interval_digits
 from precise_kpca.measures.onset import PAPER_FIT_LOG2_SIGMA, PAPER_GRID
 
+from ..reference import reference
 from ..strategies import data_sets
 
 
@@ -52,6 +54,22 @@ def test_metric_dissonance_matches_its_closed_form(X, p):
     closed = 1 - ctx.sqrt(-ctx.expm1(-v) / v)
     assert agreeing_digits(m.value, mpmath.mp.make_mpf(closed._mpf_)) >= 12
     assert m.backend == "arb" and m.certified_digits >= 12
+
+
+@pytest.mark.parametrize("digits, p", [(16, 77), (33, 21), (50, -3)])
+def test_metric_certifies_more_than_float64_digits_when_asked(digits, p):
+    """The audit (benchmarks/audit.py) found every metric point asking for more than 15 digits short at 15: the arb
+    ball held them, but its ends were read at flint's default 53 bits (``arb_ends``). Both intervals now carry the
+    digits asked and contain the independent reference."""
+    X = np.random.default_rng(3).normal(size=(9, 2))
+    m = measure(X, "metric", Fraction(2) ** p, digits=digits)
+    assert m.guarantee == "rigorous" and not m.short and m.certified_digits >= digits, m.reason
+    ref = reference(X, "metric", Fraction(2) ** p, digits=digits)
+    ctx = mpmath.MPContext()
+    ctx.prec = 4096
+    assert ctx.mpf(m.lower) <= ctx.mpf(ref.value) <= ctx.mpf(m.upper)
+    assert interval_digits(m.normalized_lower, m.normalized_upper) >= digits
+    assert ctx.mpf(m.normalized_lower) <= ctx.mpf(ref.normalized) <= ctx.mpf(m.normalized_upper)
 
 
 def test_metric_constant_is_below_one_eighth_and_tends_to_it():
