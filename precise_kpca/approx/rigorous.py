@@ -71,7 +71,7 @@ class KernelProblem:
         self._exp2 = exact.exp2
         self._median_sq = ExactEccentricity(X, median).median_sq
         mantissas = self._mantissas = exact.mantissas
-        self._centered = flint.fmpz_mat((self.n * mantissas - mantissas.sum(axis=0)[None, :]).tolist())  # n·X_c·2^-e
+        self._centered = flint.fmpz_mat(exact.centered_integers.tolist())  # n·X_c·2^-e
         self._full_sq = None
         if method == "nystrom":
             landmarks = _draw_landmarks(self.n, n_landmarks, random_state)

@@ -73,7 +73,7 @@ class LinearExact:
         exact = ExactData.from_float64(X)
         n, d = X.shape
         self.n, self.exp2 = n, exact.exp2
-        self.scaled = n * exact.mantissas - exact.mantissas.sum(axis=0)[None, :]
+        self.scaled = exact.centered_integers
         self.rows_side = d > n
         S = flint.fmpz_mat(self.scaled.tolist())
         product = S * S.transpose() if self.rows_side else S.transpose() * S

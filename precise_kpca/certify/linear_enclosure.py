@@ -106,7 +106,7 @@ def exact_linear(X: np.ndarray) -> ExactLinear:
 def _exact_linear(X: np.ndarray) -> ExactLinear:
     n, d = X.shape
     exact = ExactData.from_float64(X)
-    z = Dyadic.from_int_array(n * exact.mantissas - exact.mantissas.sum(axis=0)[None, :])
+    z = Dyadic.from_int_array(exact.centered_integers)
     tall = d <= n
     small = (z.T @ z).ints if tall else (z @ z.T).ints
     return ExactLinear(n=n, d=d, exp2=exact.exp2, z=z, small=small, tall=tall, rank=small.rank())

@@ -42,6 +42,13 @@ class ExactData:
         return _squared_distances(self.mantissas, self.mantissas)
 
     @cached_property
+    def centered_integers(self) -> np.ndarray:
+        """Integer matrix Z, shape (N, d), with ``N·X_c == Z * 2**exp2`` exactly (X_c = X − 1·meanᵀ): N·M − 1·sᵀ,
+        s the column sums of the mantissas M."""
+        n = self.mantissas.shape[0]
+        return n * self.mantissas - self.mantissas.sum(axis=0)[None, :]
+
+    @cached_property
     def gram_integers(self) -> np.ndarray:
         """Integer matrix G, shape (N, N), with ``x_i · x_j == G[i, j] * 2**(2*exp2)`` exactly."""
         return _integer_product(self.mantissas, self.mantissas)

@@ -40,7 +40,7 @@ class LinearSpectrum:
             small_values, q = b.eigh(centered.T.dot(centered) if tall else centered.dot(centered.T))
         else:
             exact = ExactData.from_float64(X)
-            scaled = n * exact.mantissas - exact.mantissas.sum(axis=0)[None, :]  # N·X_c, exact
+            scaled = exact.centered_integers  # N·X_c, exact
             centered = b.from_scaled_integers(scaled, exact.exp2) / n
             small_values, q = self._mp_small_eigensystem(scaled, exact.exp2, tall)
         self.centered = centered
