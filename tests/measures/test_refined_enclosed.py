@@ -194,10 +194,8 @@ def test_thirty_digits_where_the_binary128_route_certifies_fewer_than_ten():
     assert _contains(m.lower, m.upper, Reference(X, sigma).value("eigenprojection", 3))
 
 
-def test_a_near_tie_escalates_until_it_separates(monkeypatch):
-    X, sigma = _near_tie()
-    ref = Reference(X, sigma)
-    assert abs(ref.mu[2] - ref.mu[3]) < ref.mu[0] * mpmath.mpf(10) ** -60  # far below binary128's resolution
+def _record_dps(monkeypatch):
+    """Wrap the refined route's enclosure so a test sees the precision of each attempt: (dps list, original)."""
     tried = []
     original = refined.spectrum_enclosure
 
@@ -206,6 +204,14 @@ def test_a_near_tie_escalates_until_it_separates(monkeypatch):
         return original(*args, **kwargs)
 
     monkeypatch.setattr(refined, "spectrum_enclosure", recording)
+    return tried, original
+
+
+def test_a_near_tie_escalates_until_it_separates(monkeypatch):
+    X, sigma = _near_tie()
+    ref = Reference(X, sigma)
+    assert abs(ref.mu[2] - ref.mu[3]) < ref.mu[0] * mpmath.mpf(10) ** -60  # far below binary128's resolution
+    tried, original = _record_dps(monkeypatch)
     m = _run(X, "eigenprojection", sigma, k=3, digits=20)
     assert tried[0] == refined.first_dps(20) and len(tried) > 1 and tried == sorted(tried)
     with pytest.raises(InsufficientPrecision):
@@ -216,14 +222,7 @@ def test_a_near_tie_escalates_until_it_separates(monkeypatch):
 def test_a_tie_below_every_precision_is_refused_with_the_precision_it_needs(monkeypatch):
     X, _ = _near_tie()
     sigma = Fraction(1, 4096)
-    tried = []
-    original = refined.spectrum_enclosure
-
-    def recording(*args, **kwargs):
-        tried.append(kwargs["dps"])
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(refined, "spectrum_enclosure", recording)
+    tried, _ = _record_dps(monkeypatch)
     with pytest.raises(InsufficientPrecision) as info:
         _run(X, "eigenprojection", sigma, k=1, digits=10)
     assert info.value.needed_dps > 786000  # the top eigenvalues split at the kernel's 1e-786766
