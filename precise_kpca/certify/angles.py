@@ -1,12 +1,19 @@
-"""Rigorous largest principal angles between the spans of two exact bases.
+"""Largest principal angles between two subspaces: the one owner of the concept.
 
-For exact dyadic bases V, W (N×g, full column rank) the largest principal angle θ between span V and span W
-satisfies sin²θ = λ_max(G_V⁻¹ S) with S = ((I − P_W)V)ᵀ((I − P_W)V), the Gram matrix of the part of V orthogonal
-to span W. From the exact g×g products G_V = VᵀV, G_W = WᵀW and WᵀV, :func:`.ritz.ritz_pencil` gives the exact
-T = (V − WC)ᵀ(V − WC) ⪰ S for a C ≈ G_W⁻¹WᵀV with T − S ⪯ excess·I (no exact solve, and no cancellation however
-small θ is), so sin²θ ∈ [λ_max(G_V⁻¹T) − excess/λ_min(G_V), λ_max(G_V⁻¹T)] (the eigenvalues of G_V⁻¹S are
-monotone in S), λ_max enclosed by Arb (a closed form for g = 1). The arcsine is an Arb ball as well. SciPy's ``subspace_angles`` computes the same angle in float64, where
-sin θ below 1e-8 is lost: no library gives it rigorously, hence this module.
+Two disciplines, one definition (sin θ_max = ‖(I − P_W)V‖₂ for orthonormal V, W):
+
+* :func:`largest_angle` — the value in a :class:`~precise_kpca.backends.Backend`'s arithmetic, for orthonormal
+  bases (guarantee: none beyond the backend's rounding; the measures' certification decides its digits);
+* :func:`largest_angle_ball` — a rigorous enclosure for exact dyadic bases, orthonormal or not.
+
+Enclosure. For exact dyadic bases V, W (N×g, full column rank) the largest principal angle θ between span V and
+span W satisfies sin²θ = λ_max(G_V⁻¹ S) with S = ((I − P_W)V)ᵀ((I − P_W)V), the Gram matrix of the part of V
+orthogonal to span W. From the exact g×g products G_V = VᵀV, G_W = WᵀW and WᵀV, :func:`.ritz.ritz_pencil` gives
+the exact T = (V − WC)ᵀ(V − WC) ⪰ S for a C ≈ G_W⁻¹WᵀV with T − S ⪯ excess·I (no exact solve, and no cancellation
+however small θ is), so sin²θ ∈ [λ_max(G_V⁻¹T) − excess/λ_min(G_V), λ_max(G_V⁻¹T)] (the eigenvalues of G_V⁻¹S
+are monotone in S), λ_max enclosed by Arb (a closed form for g = 1). The arcsine is an Arb ball as well. SciPy's
+``subspace_angles`` computes the same angle in float64, where sin θ below 1e-8 is lost: no library gives it
+rigorously, hence this module.
 
 A principal-angle bound transfers between bases: the largest principal angle is a metric on the subspaces of one
 dimension, so ∠(V_true, W_true) ∈ ∠(V, W) ± (∠(V, V_true) + ∠(W, W_true)) (:func:`widen`).
@@ -18,8 +25,31 @@ from fractions import Fraction
 import flint
 
 from ..arith.dyadic import Dyadic
+from ..backends import Backend
 from ..errors import InternalCheckFailed
 from .ritz import gram_lower_bound, ritz_pencil
+
+
+def largest_angle(b: Backend, V, W):
+    """Largest principal angle between span(V) and span(W) in ``b``'s arithmetic (no guarantee).
+
+    Parameters
+    ----------
+    b : Backend
+    V, W : ndarray, shape (N, m)
+        Orthonormal columns, in ``b``'s arithmetic.
+
+    Returns
+    -------
+    scalar of ``b``
+        θ_max from sin²θ_max = λ_max(((I − WWᵀ)V)ᵀ(I − WWᵀ)V) and cos²θ_max = σ_min(WᵀV)², by atan2: full relative
+        accuracy for tiny angles (no arccos of a number near 1).
+    """
+    overlap = W.T.dot(V)
+    outside = V - W.dot(overlap)
+    sin2 = b.eigh(outside.T.dot(outside))[0][0]
+    cos2 = b.eigh(overlap.T.dot(overlap))[0][-1]
+    return b.atan2(b.sqrt(max(sin2, b.scalar(0))), b.sqrt(max(cos2, b.scalar(0))))
 
 
 def largest_angle_ball(v: Dyadic, w: Dyadic, prec: int) -> flint.arb:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backends import Backend
+from ..certify.angles import largest_angle
 from ..numerics import double_center, gaussian_gram, gaussian_residual
 from ..numerics.linear_spectrum import LinearSpectrum
 from ..numerics.matrix import SymmetricMatrix
@@ -56,20 +57,6 @@ def linear_groups(values, k: int, tau: float) -> list[tuple[int, int]]:
     return groups
 
 
-def largest_principal_angle(b: Backend, V: np.ndarray, W: np.ndarray):
-    """Largest principal angle between span(V) and span(W), both N×m with orthonormal columns.
-
-    sin θ_max = ‖(I − WWᵀ)V‖₂ and cos θ_max = σ_min(WᵀV); atan2 keeps full relative accuracy for tiny angles.
-    """
-    overlap = W.T.dot(V)
-    outside = V - W.dot(overlap)
-    sin2 = b.eigh(outside.T.dot(outside))[0][0]
-    cos2 = b.eigh(overlap.T.dot(overlap))[0][-1]
-    sin_ = b.sqrt(max(sin2, b.scalar(0)))
-    cos_ = b.sqrt(max(cos2, b.scalar(0)))
-    return b.atan2(sin_, cos_)
-
-
 def require_k_within_rank(k: int, linear: LinearSpectrum) -> None:
     """Refuse a measure over the top k eigenvectors (eigenprojection, pc) when k exceeds rank(L).
 
@@ -91,7 +78,7 @@ def eigen_distance(b: Backend, V: np.ndarray, linear: LinearSpectrum, k: int, ta
     """EigenDist(v, w, λ) of Algorithm 1 over the top-k linear eigenvalues (radians)."""
     require_k_within_rank(k, linear)
     thetas = [
-        largest_principal_angle(b, V[:, i0:i1], linear.vectors[:, i0:i1])
+        largest_angle(b, V[:, i0:i1], linear.vectors[:, i0:i1])
         for i0, i1 in linear_groups(linear.values, k, tau)
     ]
     if aggregate == "max":

@@ -37,3 +37,31 @@ def test_largest_angle_ball_holds_the_reference(g, tilt):
     slack = true * ctx.mpf(2) ** -300  # the reference's own error (120 digits ~ 2^-398)
     assert lo - slack <= true <= hi + slack, (lo, true, hi)
     assert hi - lo <= true * ctx.mpf(2) ** -100
+
+
+@pytest.mark.parametrize("backend, dps", [("float64", None), ("mp", 30)])
+@pytest.mark.parametrize("g, tilt", [(1, 1e-3), (3, 1e-6), (3, 1e-14)])
+def test_largest_angle_value_matches_the_reference(backend, dps, g, tilt):
+    """The backend value of an angle between orthonormal bases is within a few unit roundoffs (absolute, radians)
+    of the 120-digit angle of the same exact bases, tiny angles included (arccos would lose half the digits)."""
+    from precise_kpca.backends import get_backend
+
+    b = get_backend(backend, dps)
+    rng = np.random.default_rng(10 * g + int(-np.log10(tilt)))
+    v = rng.standard_normal((12, g))
+    w = v + tilt * rng.standard_normal((12, g))
+    work = mpmath.MPContext()
+    work.prec = 53 if dps is None else b.prec
+
+    def orthonormal(a):  # a basis orthonormal in b's precision (the function's precondition)
+        q = work.qr(work.matrix(a.tolist()))[0]
+        return np.array([[q[i, j] for j in range(g)] for i in range(a.shape[0])], dtype=object)
+
+    qv, qw = orthonormal(v), orthonormal(w)
+    value = angles.largest_angle(b, b.internal(qv.astype(float) if dps is None else qv),
+                                 b.internal(qw.astype(float) if dps is None else qw))
+    ctx = mpmath.MPContext()
+    ctx.dps = 120
+    true = _reference(ctx, v, w)
+    assert true > 0
+    assert abs(ctx.mpf(value) - true) <= 64 * v.shape[0] * b.eps, (value, true)
