@@ -1,4 +1,4 @@
-"""The enclosure theorems (certify/theorems.py): identities where a theorem is attained, and a mutation check per
+"""The enclosure theorems (numerics/theorems.py): identities where a theorem is attained, and a mutation check per
 theorem against the independent reference.
 
 Mutation checks: each case makes its theorem's term decide an enclosure, checks that the enclosure contains the
@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 from precise_kpca.approx.enclosure import basis_enclosures
 from precise_kpca.arith.fixed import FixedMatrix
 from precise_kpca.arith.rounding import sqrt_up
-from precise_kpca.certify import float64_enclosure, theorems
+from precise_kpca.certify import float64_enclosure
 from precise_kpca.certify.eigen_enclosure import enclose_eigensystem
+from precise_kpca.numerics import theorems
 
 from ..eigsy_reference import reference
 

@@ -1,11 +1,12 @@
 """The enclosure theorems, each written once, in the arithmetic of the values it is given.
 
-Every rigorous eigen route of the package (:mod:`.eigen_enclosure`, :mod:`.float64_enclosure`,
-:mod:`.perturbed_enclosure`, :mod:`.linear_enclosure`, :mod:`.psd`, :mod:`precise_kpca.approx.enclosure`, the
-refined route and the first-order limits) reads its eigenvalue and subspace bounds from the functions below; they
+Every rigorous eigen route of the package (:mod:`precise_kpca.certify.eigen_enclosure`,
+:mod:`precise_kpca.certify.float64_enclosure`, :mod:`precise_kpca.certify.perturbed_enclosure`,
+:mod:`precise_kpca.certify.linear_enclosure`, :mod:`precise_kpca.certify.psd`, :mod:`precise_kpca.approx.enclosure`,
+the refined route and the first-order limits) reads its eigenvalue and subspace bounds from the functions below; they
 differ only in how they obtain the norms the theorems take (exact products, a-priori float64 bounds, ball
-matrices). As mpmath's ``eigen_symmetric.py`` cites EISPACK for each routine, each function states its theorem and
-its source.
+matrices). The module sits in ``numerics``, the lowest layer that applies them. As mpmath's ``eigen_symmetric.py``
+cites EISPACK for each routine, each function states its theorem and its source.
 
 Arithmetic. ``+``, ``−``, ``×``, ``÷`` and the comparisons are those of the values themselves; what a theorem needs
 beyond them (a square root rounded in a stated direction, the lowest and highest value a result stands for) comes
@@ -14,7 +15,7 @@ from an :class:`Arithmetic`:
 * :data:`EXACT` — ``Fraction`` (and int): exact; square roots rounded down or up to dyadics
   (:func:`~precise_kpca.arith.rounding.sqrt_down`, :func:`~precise_kpca.arith.rounding.sqrt_up`). float64 data
   enter this arithmetic exactly (``Fraction(x)``) after their a-priori error bounds, as in
-  :mod:`.float64_enclosure`.
+  :mod:`precise_kpca.certify.float64_enclosure`.
 * :data:`BALL` — ``flint.arb``: every operation returns a ball that contains the exact result, a square root is the
   ball's root, a comparison holds only where it is proven, and a result stands for every value of its ball.
 
@@ -102,7 +103,8 @@ def overlap_runs(lower, upper) -> list[tuple[int, int]]:
 def global_radius(residual, omega, spread, *, arith: Arithmetic | None = EXACT):
     """ρ with ``|λᵢ(A) − λ̂ᵢ| ≤ ρ`` for every i, from an approximate eigensystem ``(λ̂, X̂)`` of all of A (N×N).
 
-    *Weyl after an exactly orthogonal similarity* (this package's Theorem 2 of :mod:`.eigen_enclosure`; the
+    *Weyl after an exactly orthogonal similarity* (this package's Theorem 2 of
+    :mod:`precise_kpca.certify.eigen_enclosure`; the
     similarity is the polar factor W = X̂G^(−1/2), G = X̂ᵀX̂, as in Higham, Functions of Matrices, Thm 8.4): with
     ``ω ≥ ‖G − I‖₂ < 1``, ``R = AX̂ − X̂Λ̂`` and ``S = G^(1/2) − I`` (‖S‖₂ ≤ 1 − √(1 − ω)),
     ``WᵀAW − Λ̂ = WᵀR G^(−1/2) + [S, Λ̂] G^(−1/2)`` and ``‖[S, Λ̂]‖₂ ≤ ‖S‖₂ (λ̂_max − λ̂_min)``, so Weyl gives
