@@ -3,8 +3,9 @@
 Every rigorous eigen route of the package (:mod:`precise_kpca.certify.eigen_enclosure`,
 :mod:`precise_kpca.certify.float64_enclosure`, :mod:`precise_kpca.certify.perturbed_enclosure`,
 :mod:`precise_kpca.certify.linear_enclosure`, :mod:`precise_kpca.certify.psd`, :mod:`precise_kpca.approx.enclosure`,
-the refined route and the first-order limits) reads its eigenvalue and subspace bounds from the functions below; they
-differ only in how they obtain the norms the theorems take (exact products, a-priori float64 bounds, ball
+the refined route and the first-order limits) and the fast refinement's float64 bounds
+(:mod:`precise_kpca.numerics.eigen_refine.bounds`) read their eigenvalue and subspace bounds from the functions below;
+they differ only in how they obtain the norms the theorems take (exact products, a-priori float64 bounds, ball
 matrices). The module sits in ``numerics``, the lowest layer that applies them. As mpmath's ``eigen_symmetric.py``
 cites EISPACK for each routine, each function states its theorem and its source.
 
@@ -18,20 +19,27 @@ from an :class:`Arithmetic`:
   :mod:`precise_kpca.certify.float64_enclosure`.
 * :data:`BALL` — ``flint.arb``: every operation returns a ball that contains the exact result, a square root is the
   ball's root, a comparison holds only where it is proven, and a result stands for every value of its ball.
+* :data:`FLOAT64` — float64 numbers or NumPy arrays, elementwise, rounded to nearest (see its docstring: not a
+  directed arithmetic).
 
-Each theorem holds for exact inputs; in either arithmetic its result bounds the exact one in the direction the
-theorem states, provided the caller's inputs do (upper bounds of norms, enclosures of eigenvalues).
+Each theorem holds for exact inputs; in EXACT or BALL its result bounds the exact one in the direction the theorem
+states, provided the caller's inputs do (upper bounds of norms, enclosures of eigenvalues). Functions that do not
+branch on a comparison take NumPy arrays as values (elementwise); where one branches, the array caller keeps the
+guard (e.g. ``np.where(eta > 0, li_li_radius(eps, eta, arith=FLOAT64), np.inf)``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
+
 from ..arith import rounding
 from ..arith.balls import exact_fraction
 
-__all__ = ["Arithmetic", "BALL", "EXACT", "davis_kahan_gap", "global_radius", "kahan_cluster_radius", "kato_temple",
-           "li_li", "li_li_radius", "ostrowski", "overlap_runs", "sin_theta", "weyl"]
+__all__ = ["Arithmetic", "BALL", "EXACT", "FLOAT64", "davis_kahan_gap", "global_radius", "kahan_cluster_radius",
+           "kato_temple", "li_li", "li_li_radius", "ostrowski", "ostrowski_radius", "overlap_runs", "sin_theta",
+           "split_runs", "weyl"]
 
 
 @dataclass(frozen=True)
@@ -58,10 +66,17 @@ def _same(x):
     return x
 
 
-
-
 EXACT = Arithmetic(rounding.sqrt_down, _same, _same, _same)
 BALL = Arithmetic(lambda x: x.sqrt(), lambda x: x.lower(), lambda x: x.upper(), exact_fraction)
+FLOAT64 = Arithmetic(np.sqrt, _same, _same, _same)
+"""float64 numbers or NumPy float64 arrays, elementwise, every operation and ``np.sqrt`` rounded to nearest.
+
+Not a directed arithmetic: a theorem's float64 result misses the exact one by a few roundings in either direction,
+so it is a bound only after the caller's a-priori safety factor for those roundings (the fast refinement's
+``_NORM_SAFETY``, ``1 + 2⁻⁴⁰``, in :mod:`precise_kpca.numerics.eigen_refine.rounding`), applied to the result as
+:mod:`precise_kpca.numerics.eigen_refine.bounds` does; its inputs carry their own allowances (read-out and
+double-double gap margins) likewise.
+"""
 
 
 # -- eigenvalues ----------------------------------------------------------------------------------------------
@@ -92,12 +107,18 @@ def overlap_runs(lower, upper) -> list[tuple[int, int]]:
     isolated from every other one: ``λ_{a−1} ≥ lower[a−1] > upper[a]`` and ``λ_z ≤ upper[z] < lower[z−1]``, the
     hypothesis of :func:`kato_temple` (runs of one) and :func:`li_li` (longer runs).
     """
-    runs, start = [], 0
-    for i in range(1, len(lower) + 1):
-        if i == len(lower) or upper[i] < lower[i - 1]:
-            runs.append((start, i))
-            start = i
-    return runs
+    return split_runs([upper[i] < lower[i - 1] for i in range(1, len(lower))]) if len(lower) else []
+
+
+def split_runs(separated) -> list[tuple[int, int]]:
+    """The maximal runs ``[a, z)`` of the indices ``0 … len(separated)``, split after i where ``separated[i]``.
+
+    :func:`overlap_runs` with the separation of neighbours i and i + 1 decided by the caller, for enclosures not
+    given as ends in one arithmetic (the refinement compares a double-double gap of centres, less its allowance,
+    with the sum of the two radii).
+    """
+    stops = [i + 1 for i, apart in enumerate(separated) if apart] + [len(separated) + 1]
+    return list(zip([0] + stops[:-1], stops))
 
 
 def global_radius(residual, omega, spread, *, arith: Arithmetic | None = EXACT):
@@ -265,6 +286,26 @@ def ostrowski(low, high, omega, *, arith: Arithmetic = EXACT):
     corners = [end / factor for end in (low, high) for factor in (1 - omega, 1 + omega)]
     return (min((arith.lower(c) for c in corners), key=arith.key),
             max((arith.upper(c) for c in corners), key=arith.key))
+
+
+def ostrowski_radius(value, omega):
+    """Radius of :func:`ostrowski` around a value: ``|λₖ(A) − μ| ≤ ω/(1 − ω)·|μ|`` for ``μ = λₖ(VᵀAV)``.
+
+    From ``λₖ(A) = μ/θₖ``, ``θₖ ∈ [1 − ω, 1 + ω]``: ``|μ/θₖ − μ| = |μ|·|1 − θₖ|/θₖ ≤ |μ|·ω/(1 − ω)``. Elementwise
+    (no comparison), for array callers; :func:`ostrowski`'s four corners are tighter.
+
+    Parameters
+    ----------
+    value : ≥ |λₖ(VᵀAV)|
+    omega : ≥ ‖VᵀV − I‖₂, < 1
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> ostrowski_radius(Fraction(3), Fraction(1, 4))  # μ = 3: λ ∈ [3/(5/4), 3/(3/4)] = [2.4, 4] ⊂ 3 ± 1
+    Fraction(1, 1)
+    """
+    return omega / (1 - omega) * value
 
 
 # -- invariant subspaces ----------------------------------------------------------------------------------------

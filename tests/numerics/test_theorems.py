@@ -158,6 +158,58 @@ def test_davis_kahan_holds_on_two_by_two(p, q, l1, gap, t):
     assert bound ** 2 * (1 - sin2) <= sin2 * (1 + Fraction(1, 2**60))  # tan² = sin²/cos²: attained
 
 
+@settings(max_examples=60, deadline=None)
+@given(mu=st.fractions(-10, 10, max_denominator=1000), omega=st.fractions(0, Fraction(99, 100), max_denominator=1000))
+def test_ostrowski_radius_is_attained_and_holds_the_corners(mu, omega):
+    """A = [a], V = [√(1 − ω)]: VᵀAV = μ = a(1 − ω), so λ(A) = μ/(1 − ω) lies exactly ω/(1 − ω)·|μ| from μ; and
+    every corner of :func:`ostrowski` lies within the radius of μ."""
+    radius = theorems.ostrowski_radius(abs(mu), omega)
+    assert abs(mu / (1 - omega) - mu) == radius
+    low, high = theorems.ostrowski(mu, mu, omega)
+    assert mu - radius <= low <= high <= mu + radius
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.fractions(-10, 10, max_denominator=8), st.fractions(0, 2, max_denominator=8)),
+                max_size=12))
+def test_overlap_runs_split_where_neighbours_are_apart(enclosures):
+    """Runs partition 0…n−1 in order; inside a run neighbours' enclosures meet, between runs they do not; the
+    same runs from a NumPy boolean array of separations (the refinement's form)."""
+    centres = sorted((c for c, _ in enclosures), reverse=True)
+    lower = [c - r for c, (_, r) in zip(centres, enclosures)]
+    upper = [c + r for c, (_, r) in zip(centres, enclosures)]
+    runs = theorems.overlap_runs(lower, upper)
+    assert [i for a, z in runs for i in range(a, z)] == list(range(len(lower)))
+    assert all(a < z for a, z in runs)
+    for a, z in runs:
+        assert all(not upper[i] < lower[i - 1] for i in range(a + 1, z))
+        assert a == 0 or upper[a] < lower[a - 1]
+    apart = np.array([upper[i] < lower[i - 1] for i in range(1, len(lower))], dtype=bool)
+    assert (theorems.split_runs(apart) if len(lower) else []) == runs
+
+
+_POSITIVE = st.floats(2.0**-60, 2.0**60)
+
+
+@settings(max_examples=100, deadline=None)
+@given(eps=st.lists(_POSITIVE, min_size=1, max_size=5), eta=_POSITIVE, omega=st.floats(0, 0.5), value=_POSITIVE)
+def test_float64_results_are_bounds_after_the_safety_factor(eps, eta, omega, value):
+    """FLOAT64 on arrays, elementwise: each result within a few roundings of the exact theorem on the same float64
+    inputs, so times the refinement's ``_NORM_SAFETY`` (1 + 2⁻⁴⁰) it bounds the exact one from above."""
+    safety = Fraction(1 + 2.0**-40)
+    eps = np.array(eps)
+    radii = theorems.li_li_radius(eps, eta, arith=theorems.FLOAT64)
+    for e, r in zip(eps, radii):
+        exact = theorems.li_li_radius(Fraction(e), Fraction(eta))  # the root rounded down: an upper bound
+        assert exact * (1 - Fraction(1, 2**48)) <= Fraction(r) <= exact * (1 + Fraction(1, 2**48))
+        assert Fraction(r) * safety >= exact
+    for float_result, exact in (
+            (theorems.ostrowski_radius(value, omega), theorems.ostrowski_radius(Fraction(value), Fraction(omega))),
+            (theorems.sin_theta(value, eta, omega + 0.5), theorems.sin_theta(Fraction(value), Fraction(eta),
+                                                                               Fraction(omega + 0.5)))):
+        assert Fraction(float_result) * safety >= exact >= Fraction(float_result) / safety
+
+
 # -- mutation checks: each theorem's bound scaled, through the routes that use it ------------------------------
 def test_weyl(monkeypatch):
     """A_hp = diag(VALUES) with exact eigenvectors (its own enclosures are points), A = A_hp + δe₁e₁ᵀ: Weyl's
