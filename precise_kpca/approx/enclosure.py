@@ -24,7 +24,7 @@ to ``acb_mat.eig``. Steps:
 
 Every step after (1) is ball arithmetic (python-flint, directed rounding of the radii), so the enclosures hold for
 every matrix in the ball, in particular for the exact matrix the ball was computed from. The theorems are those of
-:mod:`precise_kpca.certify.theorems` (``ostrowski`` and ``li_li_radius`` in its ball arithmetic).
+:mod:`precise_kpca.numerics.theorems` (``ostrowski`` and ``li_li_radius`` in its ball arithmetic).
 """
 from __future__ import annotations
 
@@ -37,9 +37,9 @@ import flint
 import numpy as np
 
 from ..backends.base import as_fraction
-from ..certify import theorems
 from ..errors import InsufficientPrecision
 from ..measures.measurement import GUARANTEES, exact_mpf, interval_digits
+from ..numerics import theorems
 
 __all__ = ["Interval", "IntervalArray", "arb_interval", "basis_enclosures", "cholesky", "frobenius_upper",
            "interval_ball", "least_squares_slope", "top_eigenvalues", "undetermined"]

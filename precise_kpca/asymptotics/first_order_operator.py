@@ -49,12 +49,12 @@ from ..arith.dyadic import Dyadic
 from ..arith.fixed import FixedMatrix
 from ..arith.rounding import sqrt_up
 from ..backends.base import as_fraction
-from ..certify import theorems
 from ..certify.eigen_enclosure import enclose_eigensystem
 from ..certify.linear_enclosure import ExactLinear, exact_linear
 from ..certify.perturbed_enclosure import _pivot_columns
 from ..certify.ritz import ritz_pencil
 from ..errors import InsufficientPrecision, InternalCheckFailed
+from ..numerics import theorems
 from ..numerics.data import data_state
 from ..numerics.exact import ExactData
 

@@ -21,7 +21,7 @@ the read-out error; its spectral norm, and ω ≥ ‖X̂ᵀX̂ − I‖₂, are 
 ``‖M‖₂ ≤ ‖(MᵀM)ᵀ(MᵀM)‖_F^{1/4}`` (float64 GEMMs, error ≤ γ_n|M|ᵀ|M| entrywise): a factor ~N^{1/8} above the
 spectral norm instead of the Frobenius norm's ~N^{1/2}.
 
-Theorems used (each implemented once, in :mod:`.theorems`):
+Theorems used (each implemented once, in :mod:`precise_kpca.numerics.theorems`):
 
 1. *Weyl*: ``|λᵢ(M) − λᵢ(M')| ≤ ‖M − M'‖₂`` for symmetric M, M' (eigenvalues sorted alike).
 2. *Global enclosure* (Weyl after an exactly orthogonal similarity; sharper than Ostrowski + Weyl on
@@ -79,7 +79,7 @@ from ..arith.fixed import FixedMatrix, digit_bits_for
 from ..arith.rounding import float_down, float_up, frobenius_up, spectral_up, sqrt_down, sqrt_up
 from ..backends.base import as_fraction
 from ..errors import InternalCheckFailed
-from . import theorems
+from ..numerics import theorems
 from .ritz import gram_lower_bound, ritz_pencil
 
 __all__ = ["EigenEnclosure", "GroupBound", "enclose_eigensystem"]

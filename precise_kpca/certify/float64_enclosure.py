@@ -59,7 +59,8 @@ import numpy as np
 from ..arith.dyadic import Dyadic
 from ..arith.rounding import float_up, frobenius_up, spectral_up, sqrt_down, sqrt_up
 from ..errors import InsufficientPrecision, InternalCheckFailed
-from . import perturbed_enclosure, theorems
+from ..numerics import theorems
+from . import perturbed_enclosure
 
 _U = Fraction(1, 2**53)
 _MAX_MERGES = 64  # run-merging passes before the enclosure gives up (each pass merges at least one pair)
@@ -176,7 +177,7 @@ _INFLATE = 1 + 2.0**-44  # ≥ (1 + 2⁻⁵²)^k for the k < 64 roundings of one
 
 def _single_radii(col_r, col_err, norms2, delta, gamma) -> np.ndarray:
     """ρ_J of :func:`_run_radius` for every run of one vector, shape (N,), in float64 rounded upward: the spread-0
-    case of :func:`.theorems.kahan_cluster_radius`, vectorised in float64 with directed margins.
+    case of :func:`precise_kpca.numerics.theorems.kahan_cluster_radius`, vectorised in float64 with directed margins.
 
     For one vector the spread is 0 and the norms are scalars: ω = |fl(vᵀv) − 1| + fl(vᵀv)·γ_N/(1 − γ_N)
     (fl(vᵀv) − 1 is exact near 1, Sterbenz), residual = ‖r‖ + its error + δ√(1 + ω), ρ = residual/(1 − ω). Each

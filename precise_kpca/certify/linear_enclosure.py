@@ -43,9 +43,9 @@ import numpy as np
 from ..arith.dyadic import Dyadic
 from ..arith.rounding import sqrt_up
 from ..errors import InsufficientPrecision, InternalCheckFailed, Undetermined
+from ..numerics import theorems
 from ..numerics.data import Derived, data_state
 from ..numerics.exact import ExactData
-from . import theorems
 from .eigen_enclosure import ritz_subspace_sin_theta
 from .linear_refine import refine_exact_clusters
 

@@ -43,7 +43,7 @@ from ..arith.dyadic import Dyadic
 from ..arith.fixed import FixedMatrix
 from ..arith.rounding import sqrt_down, sqrt_up
 from ..errors import InsufficientPrecision, InternalCheckFailed
-from . import theorems
+from ..numerics import theorems
 from .linear_enclosure import ExactLinear, LinearEnclosure
 from .ritz import ritz_pencil
 

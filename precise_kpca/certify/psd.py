@@ -23,8 +23,8 @@ Two methods, both rigorous (no step relies on an unverified floating-point resul
     ``f ≥ ‖F‖₂`` and ``δ ≥ ‖G‖₂`` (upper bounds through Frobenius norms), Weyl's inequality gives
     ``λ_k(B) ∈ [d_k − f, d_k + f]`` and, if ``δ < 1``, Ostrowski's theorem
     ``λ_k(B) = θ_k λ_k(A)`` with ``θ_k ∈ [1 − δ, 1 + δ]`` encloses every eigenvalue of ``A``
-    (:func:`.theorems.weyl`, :func:`.theorems.ostrowski`); Sylvester's law
-    of inertia (V is nonsingular) makes the signs of the enclosures the inertia. It cannot certify an
+    (:func:`~precise_kpca.numerics.theorems.weyl`, :func:`~precise_kpca.numerics.theorems.ostrowski`); Sylvester's
+    law of inertia (V is nonsingular) makes the signs of the enclosures the inertia. It cannot certify an
     exact zero eigenvalue: when an enclosure contains 0 the precision of ``V`` and of the arithmetic is
     raised, and if that does not separate it from 0 the certification fails with
     :class:`CertificationError` (or, for exact input, falls back to ``"exact-charpoly"``).
@@ -48,7 +48,7 @@ import numpy as np
 from ..arith.balls import ends_fraction
 from ..arith.rounding import float_down, float_up
 from ..feature_maps import as_float_matrix
-from . import theorems
+from ..numerics import theorems
 
 __all__ = [
     "PSDCertificate",

@@ -56,11 +56,11 @@ from ..arith.dyadic import Dyadic, mpf_matrix_to_dyadic
 from ..arith.fixed import FixedMatrix
 from ..arith.rounding import sqrt_up
 from ..backends.base import as_fraction
-from ..certify import theorems
 from ..certify.eigen_enclosure import ritz_subspace_sin_theta
 from ..certify.ritz import gram_lower_bound, ritz_pencil
 from ..certify.linear_enclosure import LinearEnclosure, linear_enclosure
 from ..errors import InsufficientPrecision, InternalCheckFailed
+from ..numerics import theorems
 from ..numerics.eigen_refine import input_bits, refine_eigensystem
 from ..numerics.data import data_state
 from .intervals import aggregate as aggregate_balls

@@ -18,10 +18,11 @@ import numpy as np
 import pytest
 
 from precise_kpca.arith.dyadic import Dyadic, mpf_matrix_to_dyadic
-from precise_kpca.certify import angles, theorems
+from precise_kpca.certify import angles
 from precise_kpca.certify import linear_enclosure as linear_module
 from precise_kpca.certify import perturbed_enclosure as perturbed
 from precise_kpca.measures import enclosed, intervals, structured_enclosed
+from precise_kpca.numerics import theorems
 from precise_kpca.numerics.data import clear as clear_derived
 
 from ..reference import eigensystems, reference

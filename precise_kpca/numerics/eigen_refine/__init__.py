@@ -43,7 +43,8 @@ Algorithm (Ogita & Aishima 2018, with the cluster treatment of Ogita & Aishima 2
 
 Modules, one per stage: :mod:`.driver` (the entry point, the input read to fixed point, the iteration),
 :mod:`.products` (S, G and θ of a basis), :mod:`.correction` (W and the basis update), :mod:`.bounds` (eigenvalue
-and eigenvector bounds), :mod:`.result` (the returned eigensystem), :mod:`.checkpoint` (saving and resuming);
+and eigenvector bounds: the theorems of :mod:`precise_kpca.numerics.theorems` in float64, with the safety factors of
+:mod:`.rounding`), :mod:`.result` (the returned eigensystem), :mod:`.checkpoint` (saving and resuming);
 :mod:`.rounding` names the rounding constants with their reasons, :mod:`.helpers` holds the exact and chunked
 helpers the stages share.
 """

@@ -1,5 +1,11 @@
 """Bounds stage: eigenvalue enclosures (Ostrowski, Weyl, Li–Li through sorted interval ends) and eigenvector
-bounds (Davis–Kahan, one virtual Newton step) from the ``S``, ``G`` of a basis, in normalised units."""
+bounds (Davis–Kahan, one virtual Newton step) from the ``S``, ``G`` of a basis, in normalised units.
+
+The theorems are :mod:`precise_kpca.numerics.theorems`' in its ``FLOAT64`` arithmetic (elementwise, rounded to
+nearest); what makes their results bounds stays here: the safety factors and allowances of
+:mod:`.rounding` (float64 roundings of the norms, read-outs, double-double differences of θ), the a-priori error
+analysis of this float64 discipline.
+"""
 from __future__ import annotations
 
 import logging
@@ -10,6 +16,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
+from .. import theorems
 from .helpers import _abs_matvec, _row_chunks, _scaled_rows, _two_sum
 from .products import Products
 from .rounding import (_DD_ENDS, _DD_GAP, _DD_PAIR, _EPS, _GAP_ROUNDING, _LINK_MARGIN, _NOISE_MARGIN, _NORM_SAFETY,
@@ -70,9 +77,11 @@ def bounds(ref, pr: Products):
     eta_small, eta_out, eta_delta = _remainders(pr, norms, th_max, e_in, om_in, phi, dphi, g_min)
     order = np.lexsort((-tl, -th))
     lo_off, hi_off = _sorted_offsets(pr, order, r, eta_out, groups, norms.col_out, om_in)
-    # offsets are relative to θ at each position: radius around θ_(i)
-    # + the rounding of the returned θ to max(x_bits, a_bits) + 16 bits
-    rad = np.maximum(-lo_off, hi_off) + eta_delta + eta_small + ref.a_rounding
+    # offsets are relative to θ at each position; Weyl: S's error, the second-order remainder and A's rounding
+    for norm in (eta_delta, eta_small, ref.a_rounding):
+        lo_off, hi_off = theorems.weyl(lo_off, hi_off, norm)
+    # radius around θ_(i) + the rounding of the returned θ to max(x_bits, a_bits) + 16 bits
+    rad = np.maximum(-lo_off, hi_off)
     rad += th_abs[order] * 2.0 ** -(ref.a_bits + _OUT_GUARD_BITS - 1)
     vb = np.empty(n)
     vb[order] = rad * _NORM_SAFETY
@@ -163,7 +172,8 @@ def _member_radii(pr: Products, c, groups: _Groups, norms: _GroupNorms, g_min: f
     big = sizes[labels] > 1
     og = norms.om_g[labels]
     eg = norms.e_g[labels]
-    r = np.where(big, eg + og / (1 - og) * (np.abs(pr.theta_hi) + eg), 0.0) * _NORM_SAFETY
+    # λ(Θ_g + E_g) within e_g of θ (Weyl), the pencil's within ω_g/(1 - ω_g) of that (Ostrowski)
+    r = np.where(big, eg + theorems.ostrowski_radius(np.abs(pr.theta_hi) + eg, og), 0.0) * _NORM_SAFETY
     # second order inside the groups (a float64 rotation leaves ω_g ≈ 2**-53: ω_g |θ| can exceed the target)
     for gidx in np.flatnonzero(sizes > 1):
         members = np.flatnonzero(labels == gidx)
@@ -192,16 +202,18 @@ def _sorted_offsets(pr: Products, order, r, eta_out, groups: _Groups, col_out, o
     """Step 4 and the sorted ends: offsets from θ_(i) of the i-th lower and upper ends, the global Weyl
     argument (radii ``r + η_out``) intersected with Li–Li's per separated group."""
     th, tl, labels = pr.theta_hi, pr.theta_lo, groups.labels
-    lo_off, hi_off = _sorted_ends(th, tl, order, r + eta_out, r + eta_out)
+    w_lo, w_hi = theorems.weyl(-r, r, eta_out)
+    lo_off, hi_off = _sorted_ends(th, tl, order, -w_lo, w_hi)
     eps_g = np.sqrt(np.bincount(labels, weights=col_out, minlength=groups.count)) * _NORM_SAFETY / (1 - om_in)
     eta_g = _group_gaps(len(th), th, tl, r, eta_out, labels, groups.count)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        q_g = np.where(eta_g > 0, 2 * eps_g**2 / (eta_g + np.sqrt(eta_g**2 + 4 * eps_g**2)), np.inf)
+        q_g = np.where(eta_g > 0, theorems.li_li_radius(eps_g, eta_g, arith=theorems.FLOAT64), np.inf)
     q_g *= _NORM_SAFETY
     for gidx in np.flatnonzero((eta_g > 0) & (q_g < eta_out)):
         members = labels == gidx
-        rad_g = np.where(members, r + q_g[gidx], r + eta_out + q_g[gidx])
-        lo2, hi2 = _sorted_ends(th, tl, order, rad_g, rad_g)
+        # λ(diag(H₁, H₂)): the group's within r of θ, the others' within r + η_out; Li–Li moves each by q_g
+        lo2, hi2 = theorems.weyl(np.where(members, -r, w_lo), np.where(members, r, w_hi), q_g[gidx])
+        lo2, hi2 = _sorted_ends(th, tl, order, -lo2, hi2)
         lo_off = np.maximum(lo_off, lo2)
         hi_off = np.minimum(hi_off, hi2)
     return lo_off, hi_off
@@ -242,8 +254,8 @@ def group_second_order(pr, J, c, om, e, g_min):
     kappa = 0.375 * om * om / (1 - om)
     q_rem = (om * e + (2 * kappa + (om / 2 + kappa) ** 2) * (th_top + e)) * safety
     local = np.lexsort((-tl, -th))
-    weyl = np.full(m, t_norm)
-    lo_off, hi_off = _sorted_ends(th, tl, local, weyl, weyl)
+    w_lo, w_hi = theorems.weyl(np.zeros(m), np.zeros(m), t_norm)  # λ(Θ + T) within ‖T‖ of the θ
+    lo_off, hi_off = _sorted_ends(th, tl, local, -w_lo, w_hi)
     # η_i: distance from θ_i to the other θ_j (double-double, with the allowance of _group_gaps) less ‖T‖
     eta = np.full(m, np.inf)
     chunk = max(1, 2_000_000 // m)
@@ -254,15 +266,17 @@ def group_second_order(pr, J, c, om, e, g_min):
         d[np.arange(rows.stop - rows.start), np.arange(rows.start, rows.stop)] = np.inf
         eta[rows] = np.min(d, axis=1) - t_norm
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        q = np.where(eta > 0, 2 * eps**2 / (eta + np.sqrt(eta**2 + 4 * eps**2)), np.inf) * safety
+        q = np.where(eta > 0, theorems.li_li_radius(eps, eta, arith=theorems.FLOAT64), np.inf) * safety
     for i in np.flatnonzero(q < t_norm):
-        rad = np.full(m, t_norm + q[i])
-        rad[i] = q[i]
-        lo2, hi2 = _sorted_ends(th, tl, local, rad, rad)
+        # λ(diag(θ_i, H₂)): θ_i itself, the others within ‖T‖ (Weyl); Li–Li moves each by q_i
+        own = np.arange(m) == i
+        lo2, hi2 = theorems.weyl(np.where(own, 0.0, w_lo), np.where(own, 0.0, w_hi), q[i])
+        lo2, hi2 = _sorted_ends(th, tl, local, -lo2, hi2)
         lo_off = np.maximum(lo_off, lo2)
         hi_off = np.minimum(hi_off, hi2)
+    lo_off, hi_off = theorems.weyl(lo_off, hi_off, q_rem)  # the remainder Q
     out = np.empty(m)
-    out[local] = (np.maximum(-lo_off, hi_off) + q_rem) * safety
+    out[local] = np.maximum(-lo_off, hi_off) * safety
     return out
 
 
@@ -328,21 +342,25 @@ def vector_bounds(ref, pr, order, vb, c, g_min, extra=0.0):
             res *= _NORM_SAFETY * lift
             # λ(K): the pencil (S_JJ, G_JJ) scaled by c: within e + ω/(1-ω)(|θ| + e) of the θ_J
             e_j = float(np.linalg.norm(Fa[in_j] * c[J][:, None] * c[J][None, :])) * _NORM_SAFETY
-            spread = e_j + om_j / (1 - om_j) * (float(np.max(np.abs(thJ))) + e_j)
+            spread = e_j + theorems.ostrowski_radius(float(np.max(np.abs(thJ))) + e_j, om_j)
             lo_mu = ((tho[b - 1] - tho[a]) + (tlo[b - 1] - tlo[a])) - spread  # relative to θ_(a)
             hi_mu = spread
         # A itself differs from the fixed-point A_hp by ‖ΔA‖₂ ≤ a_rounding: ‖ΔA Y‖ ≤ a_rounding ‖Y‖
         # (extra: a further perturbation ‖A_true - A‖₂ ≤ extra, the input's own error)
         res += (ref.a_rounding + extra) * math.sqrt(1 + omega_g) * _NORM_SAFETY
+        # Davis–Kahan's gap from λ(K) ∈ θ_(a) + [lo_mu, hi_mu] to the eigenvalues above, ≥ θ_(a-1) - vb_(a-1), in
+        # offsets from θ_(a), and to those below, ≤ θ_(b) + vb_(b), in offsets from θ_(b)
         d = []
-        if a > 0:  # eigenvalues above: ≥ θ_(a-1) - vb_(a-1)
-            d.append(((tho[a - 1] - tho[a]) + (tlo[a - 1] - tlo[a])) - vbo[a - 1] - hi_mu)
-        if b < n:  # eigenvalues below: ≤ θ_(b) + vb_(b)
-            d.append(lo_mu - ((tho[b] - tho[a]) + (tlo[b] - tlo[a])) - vbo[b])
+        if a > 0:
+            d.append(theorems.davis_kahan_gap(lo_mu, hi_mu, above=((tho[a - 1] - tho[a]) + (tlo[a - 1] - tlo[a]))
+                                              - vbo[a - 1]))
+        if b < n:
+            to_b = (tho[b] - tho[a]) + (tlo[b] - tlo[a])
+            d.append(theorems.davis_kahan_gap(lo_mu - to_b, hi_mu - to_b, below=vbo[b]))
         gap = min(d) * (1 - _GAP_ROUNDING) - _DD_GAP * abs(tho[a]) if d else np.inf
         if not gap > 0:
             continue
-        sin = res / gap if np.isfinite(gap) else 0.0
+        sin = theorems.sin_theta(res, gap) if np.isfinite(gap) else 0.0
         if b - a == 1:
             # unit x̂ = x/‖x‖: ‖x̂ - v‖ = 2 sin(φ/2) ≤ √2 sin φ (sign of v chosen), ‖x‖² = G_jj ≥ g_min
             bound = math.sqrt(2) * sin / math.sqrt(g_min)
@@ -395,9 +413,10 @@ def newton_vector_bound(ref, pr, j, gap, g_min, omega_g, lift, extra) -> float:
         return 2.0
     y_high = math.sqrt(1 + omega_g) * math.sqrt(1 + f_norm**2)
     res = (lift * z_norm + (ref.a_rounding + extra) * y_high) * _NORM_SAFETY
-    s = (x_f / math.sqrt(g_min) + res / (y_low * gap)) * _NORM_SAFETY
+    sin_y = theorems.sin_theta(res, gap, y_low)  # σ_min of the one column y: ‖y‖ ≥ y_low
+    s = (x_f / math.sqrt(g_min) + sin_y) * _NORM_SAFETY
     _LOG.debug("newton %d: ‖Xf‖ part %.2e, residual part %.2e (z %.2e, A rounding + extra %.2e)", j,
-               x_f / math.sqrt(g_min), res / (y_low * gap), lift * z_norm, (ref.a_rounding + extra) * y_high)
+               x_f / math.sqrt(g_min), sin_y, lift * z_norm, (ref.a_rounding + extra) * y_high)
     if not s < 0.5:
         return 2.0
     return s * (1 + s * s)  # asin s ≤ s (1 + s²) for s ≤ 1/2
@@ -436,13 +455,9 @@ def _sorted_ends(th, tl, order, r_lo, r_hi):
 
 
 def _overlap_groups(th, tl, vb) -> list[tuple[int, int]]:
-    """Runs of consecutive positions (descending θ) whose intervals θ ± vb overlap."""
-    n = len(th)
-    if n == 0:
+    """Runs of consecutive positions (descending θ) whose intervals θ ± vb overlap: neighbours are apart where the
+    double-double gap of their θ, less its allowance, exceeds the sum of their radii."""
+    if len(th) == 0:
         return []
     gaps = (th[:-1] - th[1:]) + (tl[:-1] - tl[1:])
-    join = gaps * (1 - _GAP_ROUNDING) <= vb[:-1] + vb[1:]
-    stops = np.flatnonzero(~join) + 1
-    starts = np.concatenate(([0], stops))
-    stops = np.concatenate((stops, [n]))
-    return list(zip(starts.tolist(), stops.tolist()))
+    return theorems.split_runs(~(gaps * (1 - _GAP_ROUNDING) <= vb[:-1] + vb[1:]))

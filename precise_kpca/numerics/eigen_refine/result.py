@@ -11,6 +11,7 @@ from mpmath import libmp
 
 from ...arith import ozaki
 from ...arith.fixed import FixedMatrix
+from .. import theorems
 from ..eigen_fixed import ratio_to_mpf_tuple
 from . import helpers
 from .bounds import vector_bounds
@@ -98,7 +99,7 @@ def keep(ref, X, x_bits, pr, bnd) -> Kept:
     cols = order if ref.tier == 2 else order[: ref.k]
     true_vb, true_vec = vb, vec
     if ref.input_error:
-        true_vb = (vb + ref.input_error) * _NORM_SAFETY
+        true_vb = theorems.weyl(-vb, vb, ref.input_error)[1] * _NORM_SAFETY
         gdiag = 1.0 + np.diag(pr.R)
         true_vec = vector_bounds(ref, pr, order, true_vb, 1.0 / np.sqrt(gdiag), float(np.min(gdiag)),
                                        extra=ref.input_error)

@@ -1,4 +1,4 @@
-"""The enclosure theorems (certify/theorems.py): identities where a theorem is attained, and a mutation check per
+"""The enclosure theorems (numerics/theorems.py): identities where a theorem is attained, and a mutation check per
 theorem against the independent reference.
 
 Mutation checks: each case makes its theorem's term decide an enclosure, checks that the enclosure contains the
@@ -10,18 +10,24 @@ enclosure loses the reference; loosened, it is no longer tight. The routes reach
 from __future__ import annotations
 
 from fractions import Fraction
+from types import SimpleNamespace
 
 import flint
 import mpmath
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from precise_kpca.approx.enclosure import basis_enclosures
 from precise_kpca.arith.fixed import FixedMatrix
 from precise_kpca.arith.rounding import sqrt_up
-from precise_kpca.certify import float64_enclosure, theorems
+from precise_kpca.certify import float64_enclosure
 from precise_kpca.certify.eigen_enclosure import enclose_eigensystem
+from precise_kpca.numerics import theorems
+from precise_kpca.numerics.eigen_refine import bounds as refine_bounds
+from precise_kpca.numerics.eigen_refine import refine_eigensystem
+from precise_kpca.testing import centered_gaussian_gram, gaussian_data
 
 from ..eigsy_reference import reference
 
@@ -58,11 +64,12 @@ def _upper_tight(ends, value) -> bool:
     return lo <= value <= hi and hi - value <= (value - lo) / 2
 
 
-def _caught(monkeypatch, name, mutant, run, holds):
-    """``holds(run())`` for the theorem as written, and not with ``mutant(theorem, f)`` for f = FACTOR^±1."""
+def _caught(monkeypatch, name, mutant, run, holds, factors=(Fraction(1, FACTOR), Fraction(FACTOR))):
+    """``holds(run())`` for the theorem as written, and not with ``mutant(theorem, f)`` for f = FACTOR^±1 (float
+    factors for the refinement's float64 values)."""
     assert holds(run())
     original = getattr(theorems, name)
-    for factor in (Fraction(1, FACTOR), Fraction(FACTOR)):
+    for factor in factors:
         monkeypatch.setattr(theorems, name, mutant(original, factor))
         assert not holds(run()), f"{name} with its bound scaled by {factor} was not caught"
     monkeypatch.setattr(theorems, name, original)
@@ -155,6 +162,58 @@ def test_davis_kahan_holds_on_two_by_two(p, q, l1, gap, t):
     bound = theorems.sin_theta(sqrt_up(eps2), gap_)
     assert bound ** 2 >= sin2
     assert bound ** 2 * (1 - sin2) <= sin2 * (1 + Fraction(1, 2**60))  # tan² = sin²/cos²: attained
+
+
+@settings(max_examples=60, deadline=None)
+@given(mu=st.fractions(-10, 10, max_denominator=1000), omega=st.fractions(0, Fraction(99, 100), max_denominator=1000))
+def test_ostrowski_radius_is_attained_and_holds_the_corners(mu, omega):
+    """A = [a], V = [√(1 − ω)]: VᵀAV = μ = a(1 − ω), so λ(A) = μ/(1 − ω) lies exactly ω/(1 − ω)·|μ| from μ; and
+    every corner of :func:`ostrowski` lies within the radius of μ."""
+    radius = theorems.ostrowski_radius(abs(mu), omega)
+    assert abs(mu / (1 - omega) - mu) == radius
+    low, high = theorems.ostrowski(mu, mu, omega)
+    assert mu - radius <= low <= high <= mu + radius
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.fractions(-10, 10, max_denominator=8), st.fractions(0, 2, max_denominator=8)),
+                max_size=12))
+def test_overlap_runs_split_where_neighbours_are_apart(enclosures):
+    """Runs partition 0…n−1 in order; inside a run neighbours' enclosures meet, between runs they do not; the
+    same runs from a NumPy boolean array of separations (the refinement's form)."""
+    centres = sorted((c for c, _ in enclosures), reverse=True)
+    lower = [c - r for c, (_, r) in zip(centres, enclosures)]
+    upper = [c + r for c, (_, r) in zip(centres, enclosures)]
+    runs = theorems.overlap_runs(lower, upper)
+    assert [i for a, z in runs for i in range(a, z)] == list(range(len(lower)))
+    assert all(a < z for a, z in runs)
+    for a, z in runs:
+        assert all(not upper[i] < lower[i - 1] for i in range(a + 1, z))
+        assert a == 0 or upper[a] < lower[a - 1]
+    apart = np.array([upper[i] < lower[i - 1] for i in range(1, len(lower))], dtype=bool)
+    assert (theorems.split_runs(apart) if len(lower) else []) == runs
+
+
+_POSITIVE = st.floats(2.0**-60, 2.0**60)
+
+
+@settings(max_examples=100, deadline=None)
+@given(eps=st.lists(_POSITIVE, min_size=1, max_size=5), eta=_POSITIVE, omega=st.floats(0, 0.5), value=_POSITIVE)
+def test_float64_results_are_bounds_after_the_safety_factor(eps, eta, omega, value):
+    """FLOAT64 on arrays, elementwise: each result within a few roundings of the exact theorem on the same float64
+    inputs, so times the refinement's ``_NORM_SAFETY`` (1 + 2⁻⁴⁰) it bounds the exact one from above."""
+    safety = Fraction(1 + 2.0**-40)
+    eps = np.array(eps)
+    radii = theorems.li_li_radius(eps, eta, arith=theorems.FLOAT64)
+    for e, r in zip(eps, radii):
+        exact = theorems.li_li_radius(Fraction(e), Fraction(eta))  # the root rounded down: an upper bound
+        assert exact * (1 - Fraction(1, 2**48)) <= Fraction(r) <= exact * (1 + Fraction(1, 2**48))
+        assert Fraction(r) * safety >= exact
+    for float_result, exact in (
+            (theorems.ostrowski_radius(value, omega), theorems.ostrowski_radius(Fraction(value), Fraction(omega))),
+            (theorems.sin_theta(value, eta, omega + 0.5), theorems.sin_theta(Fraction(value), Fraction(eta),
+                                                                               Fraction(omega + 0.5)))):
+        assert Fraction(float_result) * safety >= exact >= Fraction(float_result) / safety
 
 
 # -- mutation checks: each theorem's bound scaled, through the routes that use it ------------------------------
@@ -279,3 +338,73 @@ def test_ostrowski(monkeypatch):
             lambda ostrowski, f: lambda low, high, om, **kw: ostrowski(low, high, om * flint.fmpq(f.numerator,
                                                                                                   f.denominator),
                                                                        **kw), run, holds)
+
+
+# -- the same mutations through the fast refinement's float64 bounds (numerics/eigen_refine/bounds.py) -----------
+# At the refinement's last iteration its eigenvalue bounds rest on its a-priori floor (second-order remainders, A's
+# rounding), far above the Li–Li and Ostrowski terms (graded Gaussian Grams: errors 1e-10…1e-5 of the bounds); those
+# two are checked on its bounds stage, given the products S = XᵀAX, G = XᵀX of a basis where they decide. Its vector
+# bounds are Davis–Kahan's (errors 0.1…0.5 of the bounds): checked on refine_eigensystem itself.
+FLOAT_FACTORS = (1 / FACTOR, float(FACTOR))
+
+
+def _refinement_enclosures(S, G):
+    """The refinement's eigenvalue enclosures (descending, Fractions) from exact float64 products S and G with
+    G_ii = 1 (θ_i = S_ii exactly), no read-out error: ``bounds.bounds`` at a target far below every term."""
+    n = len(S)
+    ref = SimpleNamespace(n=n, k=n, tier=1, target=2.0**-200, a_bits=300, a_rounding=0.0, resolution=0.0)
+    pr = SimpleNamespace(S=S, R=G - np.eye(n), theta_hi=np.diag(S).copy(), theta_lo=np.zeros(n), delta_s=0.0,
+                         delta_g=0.0)
+    order, vb, _, _ = refine_bounds.bounds(ref, pr)
+    return [(Fraction(pr.theta_hi[i]) - Fraction(vb[i]), Fraction(pr.theta_hi[i]) + Fraction(vb[i])) for i in order]
+
+
+def test_li_li_radius_in_the_refinement(monkeypatch):
+    """G = I and S = diag(VALUES) coupled by c = 2⁻²⁰ between its first two: λ₁ − θ₁ = 2c²/(1.5 + √(1.5² + 4c²))
+    exactly, and the refinement's Li–Li radius (η the gap 1.5 less ‖T‖ ≈ √2c) covers that to a relative 1e-6, far
+    inside Weyl's √2c."""
+    S = np.diag(VALUES)
+    S[0, 1] = S[1, 0] = 2.0**-20
+    _, ref_values, _ = reference(S, DPS)
+    _caught(monkeypatch, "li_li_radius", _result_scaled, lambda: _refinement_enclosures(S, np.eye(len(VALUES)))[0],
+            lambda ends: _centred_tight(ends, _exact(ref_values[0])), FLOAT_FACTORS)
+
+
+def test_ostrowski_radius_in_the_refinement(monkeypatch):
+    """S = diag(3, 3, 1, 0.5), G = I + f(e₁e₂ᵀ + e₂e₁ᵀ), f = 2⁻³⁰: one group of two, the pencil's eigenvalues
+    3/(1 ∓ f) exactly, 3f/(1 − f) from θ; Ostrowski's radius ω/(1 − ω)·3, ω ≥ ‖F‖_F = √2 f, holds them. Tightened,
+    the enclosure loses λ₁; loosened, the refinement keeps its second-order radius (the minimum of both): only the
+    tightened bound can be caught here."""
+    S = np.diag([3.0, 3.0, 1.0, 0.5])
+    G = np.eye(4)
+    f = 2.0**-30
+    G[0, 1] = G[1, 0] = f
+    top = Fraction(3) / (1 - Fraction(f))
+    _caught(monkeypatch, "ostrowski_radius", _result_scaled, lambda: _refinement_enclosures(S, G)[0],
+            lambda ends: _centred_tight(ends, top), FLOAT_FACTORS[:1])
+
+
+@pytest.fixture(scope="module")
+def refined_gram():
+    """A graded centred Gaussian Gram (N = 40) and its eigsy reference at 100 digits."""
+    A = centered_gaussian_gram(gaussian_data(40, seed=2), bits=256)
+    return A, reference(A, 100)
+
+
+def test_davis_kahan_in_the_refinement(monkeypatch, refined_gram):
+    """refine_eigensystem's bounds on the top three eigenvectors (tier 1, 30 digits) are Davis–Kahan's residual over
+    gap: each holds the reference's distance and is within 10 times of it. Its two parts mutated: the gap, and the
+    bound residual/gap."""
+    A, (ctx, _, vectors) = refined_gram
+
+    def run():
+        res = refine_eigensystem(A, dps=30, tier=1, k=3)
+        errors = [min(ctx.norm(ctx.matrix([ctx.mpf(x) - s * v for x, v in zip(res.vectors[:, c], vectors[c])]))
+                      for s in (1, -1)) for c in range(3)]
+        return [(_exact(e), Fraction(b)) for e, b in zip(errors, res.vector_error_bounds)]
+
+    def holds(pairs):
+        return all(e <= b <= 10 * e for e, b in pairs)
+
+    _caught(monkeypatch, "sin_theta", _result_scaled, run, holds, FLOAT_FACTORS)
+    _caught(monkeypatch, "davis_kahan_gap", _result_scaled, run, holds, FLOAT_FACTORS)

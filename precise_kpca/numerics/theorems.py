@@ -1,11 +1,13 @@
 """The enclosure theorems, each written once, in the arithmetic of the values it is given.
 
-Every rigorous eigen route of the package (:mod:`.eigen_enclosure`, :mod:`.float64_enclosure`,
-:mod:`.perturbed_enclosure`, :mod:`.linear_enclosure`, :mod:`.psd`, :mod:`precise_kpca.approx.enclosure`, the
-refined route and the first-order limits) reads its eigenvalue and subspace bounds from the functions below; they
-differ only in how they obtain the norms the theorems take (exact products, a-priori float64 bounds, ball
-matrices). As mpmath's ``eigen_symmetric.py`` cites EISPACK for each routine, each function states its theorem and
-its source.
+Every rigorous eigen route of the package (:mod:`precise_kpca.certify.eigen_enclosure`,
+:mod:`precise_kpca.certify.float64_enclosure`, :mod:`precise_kpca.certify.perturbed_enclosure`,
+:mod:`precise_kpca.certify.linear_enclosure`, :mod:`precise_kpca.certify.psd`, :mod:`precise_kpca.approx.enclosure`,
+the refined route and the first-order limits) and the fast refinement's float64 bounds
+(:mod:`precise_kpca.numerics.eigen_refine.bounds`) read their eigenvalue and subspace bounds from the functions below;
+they differ only in how they obtain the norms the theorems take (exact products, a-priori float64 bounds, ball
+matrices). The module sits in ``numerics``, the lowest layer that applies them. As mpmath's ``eigen_symmetric.py``
+cites EISPACK for each routine, each function states its theorem and its source.
 
 Arithmetic. ``+``, ``−``, ``×``, ``÷`` and the comparisons are those of the values themselves; what a theorem needs
 beyond them (a square root rounded in a stated direction, the lowest and highest value a result stands for) comes
@@ -14,23 +16,30 @@ from an :class:`Arithmetic`:
 * :data:`EXACT` — ``Fraction`` (and int): exact; square roots rounded down or up to dyadics
   (:func:`~precise_kpca.arith.rounding.sqrt_down`, :func:`~precise_kpca.arith.rounding.sqrt_up`). float64 data
   enter this arithmetic exactly (``Fraction(x)``) after their a-priori error bounds, as in
-  :mod:`.float64_enclosure`.
+  :mod:`precise_kpca.certify.float64_enclosure`.
 * :data:`BALL` — ``flint.arb``: every operation returns a ball that contains the exact result, a square root is the
   ball's root, a comparison holds only where it is proven, and a result stands for every value of its ball.
+* :data:`FLOAT64` — float64 numbers or NumPy arrays, elementwise, rounded to nearest (see its docstring: not a
+  directed arithmetic).
 
-Each theorem holds for exact inputs; in either arithmetic its result bounds the exact one in the direction the
-theorem states, provided the caller's inputs do (upper bounds of norms, enclosures of eigenvalues).
+Each theorem holds for exact inputs; in EXACT or BALL its result bounds the exact one in the direction the theorem
+states, provided the caller's inputs do (upper bounds of norms, enclosures of eigenvalues). Functions that do not
+branch on a comparison take NumPy arrays as values (elementwise); where one branches, the array caller keeps the
+guard (e.g. ``np.where(eta > 0, li_li_radius(eps, eta, arith=FLOAT64), np.inf)``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
+
 from ..arith import rounding
 from ..arith.balls import exact_fraction
 
-__all__ = ["Arithmetic", "BALL", "EXACT", "davis_kahan_gap", "global_radius", "kahan_cluster_radius", "kato_temple",
-           "li_li", "li_li_radius", "ostrowski", "overlap_runs", "sin_theta", "weyl"]
+__all__ = ["Arithmetic", "BALL", "EXACT", "FLOAT64", "davis_kahan_gap", "global_radius", "kahan_cluster_radius",
+           "kato_temple", "li_li", "li_li_radius", "ostrowski", "ostrowski_radius", "overlap_runs", "sin_theta",
+           "split_runs", "weyl"]
 
 
 @dataclass(frozen=True)
@@ -57,10 +66,17 @@ def _same(x):
     return x
 
 
-
-
 EXACT = Arithmetic(rounding.sqrt_down, _same, _same, _same)
 BALL = Arithmetic(lambda x: x.sqrt(), lambda x: x.lower(), lambda x: x.upper(), exact_fraction)
+FLOAT64 = Arithmetic(np.sqrt, _same, _same, _same)
+"""float64 numbers or NumPy float64 arrays, elementwise, every operation and ``np.sqrt`` rounded to nearest.
+
+Not a directed arithmetic: a theorem's float64 result misses the exact one by a few roundings in either direction,
+so it is a bound only after the caller's a-priori safety factor for those roundings (the fast refinement's
+``_NORM_SAFETY``, ``1 + 2⁻⁴⁰``, in :mod:`precise_kpca.numerics.eigen_refine.rounding`), applied to the result as
+:mod:`precise_kpca.numerics.eigen_refine.bounds` does; its inputs carry their own allowances (read-out and
+double-double gap margins) likewise.
+"""
 
 
 # -- eigenvalues ----------------------------------------------------------------------------------------------
@@ -91,18 +107,25 @@ def overlap_runs(lower, upper) -> list[tuple[int, int]]:
     isolated from every other one: ``λ_{a−1} ≥ lower[a−1] > upper[a]`` and ``λ_z ≤ upper[z] < lower[z−1]``, the
     hypothesis of :func:`kato_temple` (runs of one) and :func:`li_li` (longer runs).
     """
-    runs, start = [], 0
-    for i in range(1, len(lower) + 1):
-        if i == len(lower) or upper[i] < lower[i - 1]:
-            runs.append((start, i))
-            start = i
-    return runs
+    return split_runs([upper[i] < lower[i - 1] for i in range(1, len(lower))]) if len(lower) else []
+
+
+def split_runs(separated) -> list[tuple[int, int]]:
+    """The maximal runs ``[a, z)`` of the indices ``0 … len(separated)``, split after i where ``separated[i]``.
+
+    :func:`overlap_runs` with the separation of neighbours i and i + 1 decided by the caller, for enclosures not
+    given as ends in one arithmetic (the refinement compares a double-double gap of centres, less its allowance,
+    with the sum of the two radii).
+    """
+    stops = [i + 1 for i, apart in enumerate(separated) if apart] + [len(separated) + 1]
+    return list(zip([0] + stops[:-1], stops))
 
 
 def global_radius(residual, omega, spread, *, arith: Arithmetic | None = EXACT):
     """ρ with ``|λᵢ(A) − λ̂ᵢ| ≤ ρ`` for every i, from an approximate eigensystem ``(λ̂, X̂)`` of all of A (N×N).
 
-    *Weyl after an exactly orthogonal similarity* (this package's Theorem 2 of :mod:`.eigen_enclosure`; the
+    *Weyl after an exactly orthogonal similarity* (this package's Theorem 2 of
+    :mod:`precise_kpca.certify.eigen_enclosure`; the
     similarity is the polar factor W = X̂G^(−1/2), G = X̂ᵀX̂, as in Higham, Functions of Matrices, Thm 8.4): with
     ``ω ≥ ‖G − I‖₂ < 1``, ``R = AX̂ − X̂Λ̂`` and ``S = G^(1/2) − I`` (‖S‖₂ ≤ 1 − √(1 − ω)),
     ``WᵀAW − Λ̂ = WᵀR G^(−1/2) + [S, Λ̂] G^(−1/2)`` and ``‖[S, Λ̂]‖₂ ≤ ‖S‖₂ (λ̂_max − λ̂_min)``, so Weyl gives
@@ -263,6 +286,26 @@ def ostrowski(low, high, omega, *, arith: Arithmetic = EXACT):
     corners = [end / factor for end in (low, high) for factor in (1 - omega, 1 + omega)]
     return (min((arith.lower(c) for c in corners), key=arith.key),
             max((arith.upper(c) for c in corners), key=arith.key))
+
+
+def ostrowski_radius(value, omega):
+    """Radius of :func:`ostrowski` around a value: ``|λₖ(A) − μ| ≤ ω/(1 − ω)·|μ|`` for ``μ = λₖ(VᵀAV)``.
+
+    From ``λₖ(A) = μ/θₖ``, ``θₖ ∈ [1 − ω, 1 + ω]``: ``|μ/θₖ − μ| = |μ|·|1 − θₖ|/θₖ ≤ |μ|·ω/(1 − ω)``. Elementwise
+    (no comparison), for array callers; :func:`ostrowski`'s four corners are tighter.
+
+    Parameters
+    ----------
+    value : ≥ |λₖ(VᵀAV)|
+    omega : ≥ ‖VᵀV − I‖₂, < 1
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> ostrowski_radius(Fraction(3), Fraction(1, 4))  # μ = 3: λ ∈ [3/(5/4), 3/(3/4)] = [2.4, 4] ⊂ 3 ± 1
+    Fraction(1, 1)
+    """
+    return omega / (1 - omega) * value
 
 
 # -- invariant subspaces ----------------------------------------------------------------------------------------
