@@ -64,6 +64,33 @@ def _history_lines(runs: pd.DataFrame | None, data: dict[str, StudyData]) -> lis
             ""] + _table(["executor", "sweeps", "points", "serial (h)", "wall (h)", "speed-up"], rows)
 
 
+def route_family(curves: pd.DataFrame) -> pd.Series:
+    """Each point's route by name (``structured-enclosure``, ``binary128-enclosure``, …): the text before its
+    description; ``float64-naive`` for the paper's arithmetic recomputed, ``undetermined`` where no route answered."""
+    family = curves["route"].fillna("").astype(str).str.split(" (", n=1, regex=False).str[0]
+    family = family.where(family != "", "undetermined")
+    return family.where(curves["requested_backend"] != "float64-naive", "float64-naive")
+
+
+def _time_section(curves: pd.DataFrame) -> list[str]:
+    """Seconds per data set and route (the points' own times: the serial cost), costliest sets first."""
+    frame = curves.assign(route_name=route_family(curves))
+    seconds = frame.pivot_table(index="dataset", columns="route_name", values="seconds", aggfunc="sum",
+                                fill_value=0.0, sort=False)
+    routes = seconds.sum().sort_values(ascending=False).index.tolist()
+    seconds = seconds[routes]
+    seconds["all"] = seconds.sum(axis=1)
+    seconds = seconds.sort_values("all", ascending=False)
+    points = frame.groupby("route_name").size()
+    rows = [[name] + [f"{v:.1f}" for v in row] for name, row in seconds.iterrows()]
+    rows.append(["**all**"] + [f"**{v:.1f}**" for v in seconds.sum()])
+    rows.append(["points"] + [str(int(points.get(r, 0))) for r in routes] + [str(len(frame))])
+    return ["## Compute time per data set and route", "",
+            "Seconds of each point's own computation (one worker: the serial cost; shared work of a σ-column is "
+            "charged to the point that did it), by the route that answered it:", ""] + \
+        _table(["data set"] + [f"{r}" for r in routes] + ["all"], rows) + [""]
+
+
 def _digits_section(certified: pd.DataFrame, data: dict[str, StudyData], plan: StudyPlan) -> list[str]:
     """Per data set, how many points are rigorous, heuristic or none and the fewest certified digits among the
     rigorous ones (paper grid and beyond 2⁸); then every point short of the request or undetermined with its
@@ -176,6 +203,7 @@ def render_report(*, data: dict[str, StudyData], plan: StudyPlan, table1: pd.Dat
     lines += _setup_section(data, plan, curves, certified, stats, all_paper_sets)
     lines += _history_lines(runs, data) + [""]
     lines += _digits_section(certified, data, plan)
+    lines += _time_section(curves)
     lines += _table_one_section(table1)
     lines += _table_two_section(table2, plan.log2_sigmas)
     lines += _regressions_section(fits, self_check)

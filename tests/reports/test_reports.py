@@ -531,3 +531,25 @@ def test_figures_of_measures_the_curves_lack_are_not_written(tmp_path):
     written = write_figures(pd.DataFrame(rows), tmp_path)
     assert set(written) == {"fig1", "fig6", "fig7"}
     assert {p.stem for p in tmp_path.glob("*.png")} == {"fig1", "fig6", "fig7"}
+
+
+def test_time_section_sums_seconds_per_set_and_route():
+    """The per-set/per-route table: route names without their descriptions, naive and undetermined points apart,
+    sums per cell, costliest set first, and a points row."""
+    from precise_kpca.reports.markdown import _time_section
+
+    curves = pd.DataFrame({
+        "dataset": ["a", "a", "a", "b", "b", "b"],
+        "route": ["binary128-enclosure (Weyl …)", "structured-enclosure (Li–Li …)", None,
+                  "binary128-enclosure (Kahan …)", "", None],
+        "requested_backend": ["auto", "auto", "float64-naive", "auto", "auto", "float64-naive"],
+        "seconds": [1.0, 2.0, 4.0, 8.0, 16.0, 32.0],
+    })
+    lines = _time_section(curves)
+    table = [line for line in lines if line.startswith("|")]
+    header = [cell.strip() for cell in table[0].strip("|").split("|")]
+    assert header == ["data set", "float64-naive", "undetermined", "binary128-enclosure", "structured-enclosure",
+                      "all"]
+    assert table[2] == "| b | 32.0 | 16.0 | 8.0 | 0.0 | 56.0 |"
+    assert table[3] == "| a | 4.0 | 0.0 | 1.0 | 2.0 | 7.0 |"
+    assert table[-1] == "| points | 2 | 1 | 2 | 1 | 6 |"
