@@ -2,11 +2,11 @@
 
 Onsets (Table II) follow :mod:`precise_kpca.measures.onset`: ``paper`` is the paper's protocol (grid −4…8,
 asymptote through 2⁷) applied to the certified values, ``naive`` the same protocol on the float64-naive values
-(what the paper's float64 computation gives), ``extended`` the asymptote through the largest certified σ of the
-study's grid. The regressions (Tables III, IV, the Table II caption, Figs 4 and 7) are ordinary least squares of
-a log2 quantity on log2 ρ (``scipy.stats.linregress``, with the standard errors of slope and intercept), with
-"256+" counted as 256 (:data:`precise_kpca.reports.paper.ONSET_CAP`), fitted on at least
-:data:`MIN_FIT_POINTS` points.
+(what the paper's float64 computation gives), ``extended`` the asymptote through the largest σ of the study's grid
+whose point certifies the requested digits, on those points only (a short or undetermined point is left out). The
+regressions (Tables III, IV, the Table II caption, Figs 4 and 7) are ordinary least squares of a log2 quantity on
+log2 ρ (``scipy.stats.linregress``, with the standard errors of slope and intercept), with "256+" counted as 256
+(:data:`precise_kpca.reports.paper.ONSET_CAP`), fitted on at least :data:`MIN_FIT_POINTS` points.
 """
 from __future__ import annotations
 
@@ -184,12 +184,16 @@ def onsets(curves: pd.DataFrame, data: dict[str, StudyData]) -> pd.DataFrame:
         k = None if pd.isna(k) else int(k)
         certified = _curve(curves, name, measure, k, naive=False)
         naive = _curve(curves, name, measure, k, naive=True)
-        grid = sorted(certified["log2_sigma"])
+        # the extended asymptote and grid: points that certify the requested digits (a short point's interval
+        # does not fix its value; the fit through one would move every deviation)
+        determined = certified[certified["certified_digits"] >= certified["digits"]] \
+            if "digits" in certified else certified
+        grid = sorted(determined["log2_sigma"])
         row = dict(dataset=name, measure=measure, k=k, rho=data[name].rho)
         for protocol, source, points, fit in (
             ("paper", certified, PAPER_GRID, PAPER_FIT_LOG2_SIGMA),
             ("naive", naive, PAPER_GRID, PAPER_FIT_LOG2_SIGMA),
-            ("extended", certified, grid, max(grid)),
+            ("extended", determined, grid, max(grid, default=None)),
         ):
             detail = onset_detail(source, points, fit)
             row.update({protocol: detail["onset"], f"{protocol}_decisive": detail["decisive"],

@@ -553,3 +553,21 @@ def test_time_section_sums_seconds_per_set_and_route():
     assert table[2] == "| b | 32.0 | 16.0 | 8.0 | 0.0 | 56.0 |"
     assert table[3] == "| a | 4.0 | 0.0 | 1.0 | 2.0 | 7.0 |"
     assert table[-1] == "| points | 2 | 1 | 2 | 1 | 6 |"
+
+
+def test_extended_onset_leaves_out_points_short_of_their_digits():
+    """The extended protocol fits through the largest σ whose point certifies the requested digits: a short point
+    at the top of the grid (0 digits, its midpoint far off the asymptote) neither anchors the fit nor decides."""
+    grid = list(PAPER_GRID) + list(range(10, 31, 2))
+    rows = _curve_rows("wine", "eigenvalue", pd.NA, {p: -2.0 * p for p in grid}, naive=False)
+    for row in rows:
+        row["digits"] = 8
+        if row["log2_sigma"] >= 26:
+            row.update(normalized=-40.0, certified_digits=0)
+    curves = pd.DataFrame(rows).astype({"k": "Int64"})
+    item = StudyData("wine", np.zeros((9, 2)), 178, 13, 5.0035, 4.0, 2)
+    frame = onsets(curves, {"wine": item})
+    assert frame["extended"].iloc[0] == 2.0**-4
+    assert frame["extended_digits"].iloc[0] == 10 and set(frame["extended_deviations"].iloc[0]) == set(grid) - {26, 28, 30}
+    everything_short = curves.assign(certified_digits=0)
+    assert math.isnan(onsets(everything_short, {"wine": item})["extended"].iloc[0])
