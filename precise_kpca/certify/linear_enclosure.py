@@ -200,9 +200,7 @@ def linear_enclosure(X: np.ndarray, bits: int) -> LinearEnclosure:
 
 def _linear_cached(X: np.ndarray, bits: int) -> LinearEnclosure:
     exact = exact_linear(X)
-    if exact.rank == 0:
-        raise ValueError("the centered data are all zero (every row is the same): L has no nonzero eigenvalue")
-    q, values = refine_exact_clusters(exact.small, exact.rank, lambda: tied_linear_eigenvalues_cached(exact), bits)
+    q, values = refine_exact_clusters(exact.small, exact.nonzero_rank(), lambda: tied_linear_eigenvalues_cached(exact), bits)
     radius = _global_radius(exact.small, q, values)
     r = exact.rank
     nonzero = values[:r]

@@ -84,6 +84,18 @@ class ExactLinear(Derived):
         """trace(L_S) = ‖Z‖_F², exact (computed once per data set)."""
         return self.derived(_trace, keep=8)
 
+    def nonzero_rank(self) -> int:
+        """The rank, refusing a zero L (what an eigensystem of L's nonzero part needs).
+
+        Raises
+        ------
+        ValueError
+            Every row of X is the same.
+        """
+        if self.rank == 0:
+            raise ValueError("the centered data are all zero (every row is the same): L has no nonzero eigenvalue")
+        return self.rank
+
     def eigensystem(self, dps: int) -> "LinearEigensystem":
         """S's nonzero eigenpairs refined to at least ``dps`` digits (kept per precision; module docstring).
 
@@ -149,7 +161,10 @@ class LinearEigensystem:
 
         Wide: q. Tall, exact input: Z·q as one exact integer product (q in fixed point at the working precision
         and 16 bits more), each entry rounded once, then divided by √λ_S. Tall, float64: the float matrix Z times
-        q/√λ_S (each rounded to 53 bits from the exact mpf) by BLAS — columns orthonormal to ~u·√(λ_1/λ_i).
+        q/√λ_S (each rounded to 53 bits from the exact mpf) by BLAS — columns orthonormal to ~u·√(λ_1/λ_i). In
+        the tall case q's error reaches W amplified by up to √(λ_1/λ_i): a caller needing every column to its
+        working precision asks for log10(λ_1/λ_r) more digits (as :func:`~precise_kpca.measures.structured.linear_dps`
+        does).
         """
         if not self.exact.tall:
             return b.internal(self.q)
@@ -169,9 +184,7 @@ def _ratio_53(v, a) -> float:
 
 
 def _eigensystem(exact: ExactLinear, dps: int) -> LinearEigensystem:
-    r, size = exact.rank, exact.small.nrows()
-    if r == 0:
-        raise ValueError("the centered data are all zero (every row is the same): L has no nonzero eigenvalue")
+    r, size = exact.nonzero_rank(), exact.small.nrows()
     entries = np.array([mpmath.mp.make_mpf(libmp.from_int(int(v))) for v in exact.small.entries()],
                        dtype=object).reshape(size, size)  # exact: S's integers, no rounding
     # λ_r ≥ 1/λ_1^(r−1) ≥ trace^(1−r) (the product of the nonzero eigenvalues is a positive integer): at this many

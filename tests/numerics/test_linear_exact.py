@@ -10,6 +10,7 @@ from hypothesis import given, settings
 
 from precise_kpca.asymptotics import FirstOrder
 from precise_kpca.backends import Float64Backend, MPBackend
+from precise_kpca.certify.linear_enclosure import linear_enclosure
 from precise_kpca.numerics import linear_exact
 from precise_kpca.numerics.data import clear
 from precise_kpca.numerics.linear_exact import exact_linear
@@ -112,6 +113,10 @@ def test_one_refinement_serves_every_user(monkeypatch):
     assert [float(v) for v in spectrum.values[:3]] == list(first.values)
 
 
-def test_all_rows_equal_is_refused():
+@pytest.mark.parametrize("make", [lambda X: LinearSpectrum(X, MPBackend(20)), lambda X: FirstOrder(X, path="mp"),
+                                  lambda X: linear_enclosure(X, 64)],
+                         ids=["LinearSpectrum", "FirstOrder", "linear_enclosure"])
+def test_all_rows_equal_is_refused(make):
+    """L = 0 has no nonzero eigenpair: a ValueError saying so (the refinement of S = 0 diverged before)."""
     with pytest.raises(ValueError, match="every row is the same"):
-        LinearSpectrum(np.ones((4, 2)), MPBackend(20))
+        make(np.full((4, 2), 0.75))
