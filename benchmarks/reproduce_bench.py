@@ -34,7 +34,7 @@ import numpy as np
 
 from precise_kpca.datasets import load
 from precise_kpca.measures import plan
-from precise_kpca.certify.linear_enclosure import exact_linear
+from precise_kpca.numerics.linear_exact import exact_linear
 from precise_kpca.studies.curves import PointTask, compute_point
 from precise_kpca.studies.store import NAIVE_BACKEND, NO_K, PointKey
 

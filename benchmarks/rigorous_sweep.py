@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from precise_kpca import datasets
-from precise_kpca.certify.linear_enclosure import exact_linear
+from precise_kpca.numerics.linear_exact import exact_linear
 from precise_kpca.studies.curves import convergence_curve
 
 EXPONENTS = (-4, 0, 8, 20, 40, 100)

@@ -23,13 +23,14 @@ import flint
 import mpmath
 import numpy as np
 
-from ..certify.linear_enclosure import exact_linear, tied_linear_eigenvalues_cached
+from ..certify.linear_enclosure import tied_linear_eigenvalues_cached
 from ..measures import Measurement, measure
 from ..measures.measurement import GUARANTEES, exact_mpf, interval_digits
 from ..measures.results import arb_ends
 from ..measures.spectral import linear_groups
 from ..numerics.geometry import geometry
 from ..numerics.exact_geometry import ExactEccentricity
+from ..numerics.linear_exact import exact_linear
 from ..validation import check_data, parse_sigma
 from .enclosed_limits import eigenprojection_limit_ball, eigenvalue_limit_ball, enclosed_limit
 from .first_order import FirstOrder, checked_pair

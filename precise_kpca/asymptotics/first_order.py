@@ -14,22 +14,20 @@ projector on null(L):
   damped by λ_j).
 
 The formulas are written once against a :class:`~precise_kpca.backends.Backend`; the two paths are its backends.
-In both the linear eigenproblem stays exact-then-mp: the d×d integer matrix (N X_c)ᵀ(N X_c) is formed exactly
-(python-flint) and diagonalized by :func:`precise_kpca.numerics.eigen_refine.refine_eigensystem` with rigorous
-error bounds (which also decide the rank and the exact clusters). The N×N work:
+In both the linear eigenproblem stays exact-then-mp: the data set's integer S = ZᵀZ (Z = N X_c 2^−e) and its exact
+rank (:mod:`precise_kpca.numerics.linear_exact`), S refined by
+:func:`precise_kpca.numerics.eigen_refine.refine_eigensystem` with rigorous error bounds (which decide the
+clusters of repeated values). The N×N work:
 
 * ``"mp"`` (exact input) — in working precision from exact data: M formed from the exact squared distances
   (N×N mp matrices; N up to a few hundred), its null block refined densely;
-* ``"float64"`` — W = (N X_c) Q Λ^{−1/2} and D^{∘2}W by BLAS, M never formed: D^{∘2} from SciPy's direct
+* ``"float64"`` — W = Z Q Λ_S^{−1/2} and D^{∘2}W by BLAS, M never formed: D^{∘2} from SciPy's direct
   squared distances by row blocks (relative error ≤ (d + 2)u per entry), the top of the null block by dense
   ``eigvalsh`` (N ≤ 1500) or ARPACK (Lanczos).
 """
 from __future__ import annotations
 
-from fractions import Fraction
-
 import flint
-import mpmath
 import numpy as np
 from scipy.sparse.linalg import LinearOperator, eigsh
 from scipy.spatial.distance import cdist
@@ -37,8 +35,8 @@ from scipy.spatial.distance import cdist
 from ..backends import Backend, Float64Backend, MPBackend
 from ..numerics.centering import center_array
 from ..numerics.eigen_refine import refine_eigensystem
-from ..numerics.exact import ExactData
 from ..numerics.geometry import squared_distances
+from ..numerics.linear_exact import exact_linear
 from ..validation import check_data
 from ..numerics.exact_geometry import ExactEccentricity
 
@@ -47,71 +45,6 @@ DENSE_NULL_MAX_N = 1500
 MP_CHECK_MAX_N = 120
 _BLOCK_ROWS = 512
 _DPS = 40
-
-
-class LinearExact:
-    """Nonzero eigenpairs of L from an exact integer matrix, in mp with rigorous bounds.
-
-    A = (N X_c)ᵀ(N X_c) (d×d) when d ≤ N, else (N X_c)(N X_c)ᵀ (N×N): the smaller one, with L's nonzero
-    eigenvalues λ_i = a_i · 2^(2e) / N².
-
-    Attributes
-    ----------
-    scaled : ndarray of int, shape (N, d)
-        N X_c / 2^e, exact integers.
-    a_values : ndarray of mpf, shape (r,)
-        Nonzero eigenvalues of A (descending).
-    q : ndarray of mpf, shape (d, r) or (N, r)
-        Their unit eigenvectors.
-    rank : int
-        Eigenvalues whose error bound separates them from 0.
-    clusters : list of tuple of int
-        Index ranges (start, stop) of eigenvalues not separated by their error bounds (singletons included).
-    """
-
-    def __init__(self, X: np.ndarray, dps: int):
-        exact = ExactData.from_float64(X)
-        n, d = X.shape
-        self.n, self.exp2 = n, exact.exp2
-        self.scaled = exact.centered_integers
-        self.rows_side = d > n
-        S = flint.fmpz_mat(self.scaled.tolist())
-        product = S * S.transpose() if self.rows_side else S.transpose() * S
-        size = min(n, d)
-        entries = [mpmath.mp.make_mpf(mpmath.libmp.from_int(int(v))) for v in product.entries()]
-        system = refine_eigensystem(np.array(entries, dtype=object).reshape(size, size), dps=dps, tier=1, k=size)
-        bounds = system.value_error_bounds
-        self.rank = sum(1 for v, e in zip(system.values, bounds) if v > 2 * e)
-        if self.rank == 0:
-            raise ValueError(f"X ({n}×{d}) has all rows equal: the centered linear Gram is 0")
-        self.a_values = system.values[: self.rank]
-        self.q = system.vectors[:, : self.rank]
-        self.clusters = _clusters(self.a_values, bounds[: self.rank])
-
-    def lambda_scale(self) -> Fraction:
-        """The factor 2^(2e)/N² turning eigenvalues of A into eigenvalues of L."""
-        return Fraction(2) ** (2 * self.exp2) / self.n**2
-
-    def vectors(self, b: Backend) -> np.ndarray:
-        """W, shape (N, r): unit eigenvectors of L in ``b``: (N X_c) Q A^{-1/2} as an exact-integer product on
-        exact input, else by BLAS on the float matrix N X_c (columns orthonormal to ~u·√(λ_1/λ_i))."""
-        if self.rows_side:
-            return b.internal(self.q)
-        if not b.exact_input:
-            basis = np.array([[float(v / mpmath.sqrt(a)) for v, a in zip(row, self.a_values)] for row in self.q])
-            return np.array(self.scaled, dtype=np.float64) @ basis
-        inv_root = np.array([[b.scalar(v) / b.sqrt(b.scalar(a)) for v, a in zip(row, self.a_values)]
-                             for row in self.q], dtype=object)
-        return b.matmul(b.from_scaled_integers(self.scaled, 0), inv_root)
-
-
-def _clusters(values, bounds) -> list[tuple[int, int]]:
-    groups, start = [], 0
-    for i in range(1, len(values) + 1):
-        if i == len(values) or values[i - 1] - values[i] > 2 * (bounds[i - 1] + bounds[i]):
-            groups.append((start, i))
-            start = i
-    return groups
 
 
 class FirstOrder:
@@ -127,10 +60,12 @@ class FirstOrder:
     Attributes
     ----------
     rank : int
+        rank(L), exact (:mod:`precise_kpca.numerics.linear_exact`).
     values : ndarray of float, shape (rank,)
         Nonzero linear eigenvalues λ_i, descending.
     clusters : list of tuple of int
-        Exactly repeated linear eigenvalues (index ranges).
+        Index ranges of linear eigenvalues the refinement's error bounds do not separate (exact repeats, and
+        near ones below the working precision).
     shifts : ndarray of float, shape (rank,)
         First-order shifts (eigenvalues of W_gᵀ M W_g per cluster, descending within it).
     null_top : float
@@ -144,16 +79,16 @@ class FirstOrder:
         if path not in PATHS:
             raise ValueError(f"path must be one of {PATHS}, got {path!r}")
         self.path, self.n = path, X.shape[0]
-        linear = LinearExact(X, dps)
-        self.rank, self.clusters = linear.rank, linear.clusters
+        exact = exact_linear(X)
+        linear = exact.eigensystem(dps)
+        self.rank, self.clusters = exact.rank, linear.clusters
         ecc = ExactEccentricity(X)
         with flint.ctx.workprec(128):
             roots = [flint.arb(v).sqrt() for v in ecc.median_sq]
             d_x = sum(roots[1:], roots[0]) / len(roots)
-            self.d_x2 = float((d_x * d_x).mid()) * 2.0 ** (2 * linear.exp2)
+            self.d_x2 = float((d_x * d_x).mid()) * 2.0 ** (2 * exact.exp2)
         b = self._backend = Float64Backend() if path == "float64" else MPBackend(dps)
-        scale = b.scalar(linear.lambda_scale())
-        lam = self._lam = np.array([b.scalar(a) * scale for a in linear.a_values], dtype=b.dtype)
+        lam = self._lam = linear.l_values(b)
         W = linear.vectors(b)
         if b.exact_input:  # M from the exact squared distances, formed: its null block is refined densely
             sq = squared_distances(X, b)

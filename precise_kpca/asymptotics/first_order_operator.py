@@ -2,7 +2,7 @@
 eigenvalue, rigorously.
 
 E₁ = H D^{∘2} H / 8 with D the exact squared distances (proofs/perturbation). Everything here is in the S-units of
-:mod:`precise_kpca.certify.linear_enclosure`: Z = N·M − 1sᵀ (M the integer mantissas, X = M·2^e), L_S = Z Zᵀ and
+:mod:`precise_kpca.numerics.linear_exact`: Z = N·M − 1sᵀ (M the integer mantissas, X = M·2^e), L_S = Z Zᵀ and
 E₁_S = N²2^(−2e)·E₁, a rational multiple of an integer operator, applied exactly to exact dyadic blocks:
 
 * ``"features"`` — the squared distances of Z's rows are a_i + a_j − 2G_ij (a_i = |z_i|², G = Z Zᵀ), so
@@ -50,7 +50,7 @@ from ..arith.fixed import FixedMatrix
 from ..arith.rounding import sqrt_up
 from ..backends.base import as_fraction
 from ..certify.eigen_enclosure import enclose_eigensystem
-from ..certify.linear_enclosure import ExactLinear, exact_linear
+from ..numerics.linear_exact import ExactLinear, exact_linear
 from ..certify.perturbed_enclosure import _pivot_columns
 from ..certify.ritz import ritz_pencil
 from ..errors import InsufficientPrecision, InternalCheckFailed

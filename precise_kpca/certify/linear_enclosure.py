@@ -1,14 +1,11 @@
 """The linear side of σ_X² H K_G H = L + E, rigorously: L's eigenvalues enclosed, its eigenvectors as exact dyadic
 bases with proven subspace bounds.
 
-Units. X = M·2^e exactly (M integer, :class:`~precise_kpca.numerics.exact.ExactData`); with s the column sums of M,
-Z = N·M − 1·sᵀ is an integer matrix and X_c = Z·2^e/N. Everything here is in *S-units*, L_S = Z Zᵀ = L·N²·2^(−2e):
-an integer matrix, so the whole linear side is exact integer arithmetic, and the Gaussian side scales E by the same
-factor (``N²·2^(−2e)`` is an integer times a power of two: dyadic stays dyadic). Every measure is a ratio or an
-angle, so the unit cancels.
-
-Small Gram. S = ZᵀZ (d×d) when d ≤ N, else Z Zᵀ (N×N): its nonzero eigenvalues are L_S's; its rank r is computed
-exactly (integer elimination, python-flint). L_S has N − r exact zero eigenvalues.
+Units and the exact form. Z = N·X_c·2^(−e), S = ZᵀZ (d ≤ N) or Z Zᵀ and rank(S) = rank(L), exact, are the data
+set's :class:`~precise_kpca.numerics.linear_exact.ExactLinear`. Everything here is in its *S-units*,
+L_S = Z Zᵀ = L·N²·2^(−2e): an integer matrix, so the whole linear side is exact integer arithmetic, and the Gaussian
+side scales E by the same factor (``N²·2^(−2e)`` is an integer times a power of two: dyadic stays dyadic). Every
+measure is a ratio or an angle, so the unit cancels. L_S has N − r exact zero eigenvalues.
 
 Approximation (not trusted): S's eigensystem refined by Newton's method with its exact clusters (the zero
 eigenvalue of multiplicity size − r, the exact ties; :func:`.linear_refine.refine_exact_clusters`), rounded to a
@@ -45,71 +42,11 @@ from ..arith.rounding import sqrt_up
 from ..errors import InsufficientPrecision, InternalCheckFailed, Undetermined
 from ..numerics import theorems
 from ..numerics.data import Derived, data_state
-from ..numerics.exact import ExactData
+from ..numerics.linear_exact import ExactLinear, exact_linear
 from .eigen_enclosure import ritz_subspace_sin_theta
 from .linear_refine import refine_exact_clusters
 
 _DIGIT_BITS = math.log2(10)
-
-
-@dataclass(frozen=True, eq=False)  # compared and hashed by identity: one object per data set (its DataState's)
-class ExactLinear(Derived):
-    """The exact integer form of the linear side of one data set (σ-independent).
-
-    Attributes
-    ----------
-    n, d : int
-    exp2 : int
-        X = M·2^exp2.
-    z : Dyadic
-        Z = N·M − 1·sᵀ (integer N×d, exp2 0): X_c = Z·2^exp2/N.
-    small : flint.fmpz_mat
-        S = ZᵀZ (tall, d ≤ N) or Z Zᵀ (wide).
-    tall : bool
-    rank : int
-        rank(S) = rank(L), exact.
-    to_s_units : tuple (int, int)
-        (N², −2·exp2): L_S = L·N²·2^(−2 exp2); a matrix of L's units times N² shifted by −2 exp2 is in S-units.
-    """
-
-    n: int
-    d: int
-    exp2: int
-    z: Dyadic
-    small: flint.fmpz_mat
-    tall: bool
-    rank: int
-
-    @property
-    def to_s_units(self) -> tuple[int, int]:
-        return self.n * self.n, -2 * self.exp2
-
-    def apply_l(self, v: Dyadic) -> Dyadic:
-        """L_S v = Z (Zᵀ v), exact (N×m)."""
-        return self.z @ (self.z.T @ v)
-
-    def trace(self) -> Fraction:
-        """trace(L_S) = ‖Z‖_F², exact (computed once per data set)."""
-        return self.derived(_trace, keep=8)
-
-
-def _trace(exact: ExactLinear) -> Fraction:
-    return exact.z.frobenius_squared()
-
-
-def exact_linear(X: np.ndarray) -> ExactLinear:
-    """The :class:`ExactLinear` of a validated float64 data matrix (one per data set, kept by its
-    :class:`~precise_kpca.numerics.data.DataState`)."""
-    return data_state(X).derived(_exact_linear, keep=8)
-
-
-def _exact_linear(X: np.ndarray) -> ExactLinear:
-    n, d = X.shape
-    exact = ExactData.from_float64(X)
-    z = Dyadic.from_int_array(exact.centered_integers)
-    tall = d <= n
-    small = (z.T @ z).ints if tall else (z @ z.T).ints
-    return ExactLinear(n=n, d=d, exp2=exact.exp2, z=z, small=small, tall=tall, rank=small.rank())
 
 
 @dataclass(frozen=True, eq=False)
@@ -214,8 +151,7 @@ class LinearEnclosure(Derived):
 
     def to_l_units(self, x: Fraction) -> Fraction:
         """A quantity in S-units as L's units (× 2^(2e)/N²)."""
-        factor, shift = self.exact.to_s_units
-        return x / factor * (Fraction(2) ** -shift)
+        return self.exact.to_l_units(x)
 
 
 def tied_linear_eigenvalues_cached(exact: ExactLinear) -> tuple:
@@ -264,9 +200,7 @@ def linear_enclosure(X: np.ndarray, bits: int) -> LinearEnclosure:
 
 def _linear_cached(X: np.ndarray, bits: int) -> LinearEnclosure:
     exact = exact_linear(X)
-    if exact.rank == 0:
-        raise ValueError("the centered data are all zero (every row is the same): L has no nonzero eigenvalue")
-    q, values = refine_exact_clusters(exact.small, exact.rank, lambda: tied_linear_eigenvalues_cached(exact), bits)
+    q, values = refine_exact_clusters(exact.small, exact.nonzero_rank(), lambda: tied_linear_eigenvalues_cached(exact), bits)
     radius = _global_radius(exact.small, q, values)
     r = exact.rank
     nonzero = values[:r]

@@ -1,6 +1,6 @@
 """Eigenpairs of the exact integer Gram S to a chosen grid, across its exactly repeated eigenvalues.
 
-S (:class:`~precise_kpca.certify.linear_enclosure.ExactLinear`'s ``small``) is an integer symmetric matrix whose
+S (:class:`~precise_kpca.numerics.linear_exact.ExactLinear`'s ``small``) is an integer symmetric matrix whose
 repeated eigenvalues are known exactly: 0 of multiplicity size − rank (exact integer rank) and the ties of the
 integer characteristic polynomial (:func:`~precise_kpca.certify.linear_enclosure.tied_linear_eigenvalues_cached`).
 

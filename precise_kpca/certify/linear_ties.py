@@ -7,8 +7,8 @@ precision can certify it. Numerically a tie only shows as a gap at the rounding 
 
 Method (rigorous): X is float64, hence X = 2^e·M with M integer, and Z = N·M − 1·sᵀ (s the column sums of M) gives
 X_c = Z·2^e/N; L's nonzero eigenvalues are, up to the factor 2^(2e)/N², those of the integer S = ZᵀZ (or Z Zᵀ,
-whichever is smaller; :class:`~.linear_enclosure.ExactLinear`). The characteristic polynomial of S is computed
-exactly (python-flint ``fmpz_mat.charpoly``) and its roots isolated with their exact multiplicities
+whichever is smaller; :class:`~precise_kpca.numerics.linear_exact.ExactLinear`). The characteristic polynomial of S
+is computed exactly (python-flint ``fmpz_mat.charpoly``) and its roots isolated with their exact multiplicities
 (``fmpz_poly.complex_roots``: squarefree factorisation, then arb root isolation); the count of nonzero roots is
 checked against rank(S). The computation is the linear enclosure's (one per data set, kept by its DataState).
 """
@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..numerics.linear_exact import exact_linear
 from ..validation import check_data
-from .linear_enclosure import exact_linear, tied_linear_eigenvalues_cached
+from .linear_enclosure import tied_linear_eigenvalues_cached
 
 
 def tied_linear_eigenvalues(X: np.ndarray) -> list[tuple[int, int]]:

@@ -2,7 +2,8 @@
 
 A float64 eigensystem of A = σ_X² H K_G H has absolute errors eps·‖L‖, larger than the E-sized differences the
 measures take once σ is large (past σ ≈ 2^14 on most data sets). Here the certificate is built from E-sized
-quantities only, in the S-units of :mod:`.linear_enclosure` (A_S = L_S + E_S, L_S = Z Zᵀ exact integers):
+quantities only, in the S-units of :mod:`~precise_kpca.numerics.linear_exact` (A_S = L_S + E_S, L_S = Z Zᵀ exact
+integers):
 
 * E_S = N²2^(−2e)·E_hp + ΔE with E_hp the binary128 words of
   :func:`~precise_kpca.numerics.binary128_gram.centered_residual_words` held exactly (Ozaki fixed point) and
@@ -44,7 +45,8 @@ from ..arith.fixed import FixedMatrix
 from ..arith.rounding import sqrt_down, sqrt_up
 from ..errors import InsufficientPrecision, InternalCheckFailed
 from ..numerics import theorems
-from .linear_enclosure import ExactLinear, LinearEnclosure
+from ..numerics.linear_exact import ExactLinear
+from .linear_enclosure import LinearEnclosure
 from .ritz import ritz_pencil
 
 _E_BITS = 120  # fixed-point bits of E_hp = hi + lo below max|E| (the words carry ~106)
@@ -60,7 +62,7 @@ class ResidualOperator:
     fixed : FixedMatrix, shape (N, N)
         E_hp exactly (L-units), symmetric.
     factor, shift : int
-        N² and −2e (the S-units of :class:`~.linear_enclosure.ExactLinear`), plus the words' ``exp2``.
+        N² and −2e (the S-units of :class:`~precise_kpca.numerics.linear_exact.ExactLinear`), plus the words' ``exp2``.
     delta : Fraction
         Bound on ‖E_S − factor·2^shift·E_hp‖_F for the exact E of the exact X and σ.
     frobenius : Fraction

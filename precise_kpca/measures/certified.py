@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import limits
 from ..backends import MPBackend, get_backend
-from ..certify.linear_enclosure import exact_linear
+from ..numerics.linear_exact import exact_linear
 from ..numerics.data import DataState
 from ..validation import check_data, parse_sigma, rescaled
 from . import results, routes

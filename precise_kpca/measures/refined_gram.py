@@ -20,7 +20,7 @@ import numpy as np
 
 from ..arith import ozaki
 from ..arith.fixed import FixedMatrix
-from ..certify.linear_enclosure import exact_linear
+from ..numerics.linear_exact import exact_linear
 from ..errors import InternalCheckFailed
 from ..numerics.exact import ExactData
 from ..numerics.exact_geometry import ExactEccentricity

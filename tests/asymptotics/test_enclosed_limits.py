@@ -14,7 +14,8 @@ from precise_kpca.asymptotics.adversarial import two_shells
 from precise_kpca.asymptotics.enclosed_limits import enclose
 from precise_kpca.asymptotics import first_order_operator as operator_module
 from precise_kpca.asymptotics.first_order_operator import ROUTES, first_order_operator
-from precise_kpca.certify.linear_enclosure import exact_linear, linear_enclosure
+from precise_kpca.certify.linear_enclosure import linear_enclosure
+from precise_kpca.numerics.linear_exact import exact_linear
 from precise_kpca.datasets import load
 from precise_kpca.errors import InsufficientPrecision, Undetermined
 from precise_kpca.numerics.data import clear as clear_derived

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from precise_kpca.certify.linear_enclosure import exact_linear
+from precise_kpca.numerics.linear_exact import exact_linear
 from precise_kpca.certify.linear_ties import tied_linear_eigenvalues
 
 from ..strategies import data_sets

@@ -122,7 +122,7 @@ def test_a_pickled_state_crosses_as_its_data():
 
 
 def test_a_copy_of_a_derived_object_starts_empty():
-    from precise_kpca.certify.linear_enclosure import exact_linear
+    from precise_kpca.numerics.linear_exact import exact_linear
 
     exact = exact_linear(_set(0))
     exact.trace()
