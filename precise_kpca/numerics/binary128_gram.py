@@ -66,7 +66,7 @@ from mpmath import libmp
 
 from ..validation import check_data, parse_sigma
 from .data import data_state
-from .binary128_phi import (BITS, QUAD, SERIES_ERROR, WIDE_BITS, gamma, quad_scalar, residual_block,
+from .binary128_phi import (BITS, QUAD, SERIES_ERROR, WIDE_BITS, gamma, binary128_scalar, residual_block,
                             residual_coefficients)
 from .binary128_squares import ExactSquares
 from .exact import ExactData
@@ -225,7 +225,7 @@ def _first_pass(X, exact_sigma, median, standardized, block_rows, exp2: int) -> 
     n = X.shape[0]
     exact, median_sq, squares = _data_side(X, median, standardized)
     scales = _bandwidth(exact_sigma, median_sq, X, exact.exp2)
-    s2 = scales.s2 * quad_scalar(libmp.from_man_exp(1, -exp2))  # exact: a power of two within binary128's range
+    s2 = scales.s2 * binary128_scalar(libmp.from_man_exp(1, -exp2))  # exact: a power of two within binary128's range
     rows_per_block = _block_rows(block_rows, n)
     blocks = [slice(i, min(i + rows_per_block, n)) for i in range(0, n, rows_per_block)]
     coef_g, coef_d = residual_coefficients(squares.distance_error)
@@ -370,7 +370,7 @@ def _bandwidth(sigma: Fraction, median_sq, X: np.ndarray, exp2: int) -> _Scales:
            abs(ctx.mag(s2) - residual_exp2)) > _QUAD_EXP:
         raise ValueError(f"sigma={ctx.nstr(requested, 6)} puts |x_i - x_j|^2/2sigma_X^2 outside the binary128 range; "
                          "use backend='mp'")
-    return _Scales(s, d_x, quad_scalar(s2._mpf_), quad_scalar(c._mpf_), int(residual_exp2))
+    return _Scales(s, d_x, binary128_scalar(s2._mpf_), binary128_scalar(c._mpf_), int(residual_exp2))
 
 
 def _block_rows(block_rows, n: int) -> int:

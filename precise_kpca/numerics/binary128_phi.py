@@ -98,12 +98,12 @@ def _series_terms(u_max: float) -> int:
     return SERIES_TERMS
 
 
-def quad_scalar(mpf_tuple):
-    """An mpf value rounded to the nearest binary128 number (a 0-d value usable in quad arithmetic)."""
-    return quad_array([libmp.mpf_pos(mpf_tuple, BITS, libmp.round_nearest)])[0]
+def binary128_scalar(mpf_tuple):
+    """An mpf value rounded to the nearest binary128 number (a 0-d value usable in binary128 arithmetic)."""
+    return binary128_array([libmp.mpf_pos(mpf_tuple, BITS, libmp.round_nearest)])[0]
 
 
-def quad_array(tuples) -> np.ndarray:
+def binary128_array(tuples) -> np.ndarray:
     """Binary128 array from mpf tuples of ≤ 113-bit mantissas, exactly.
 
     Each mantissa is three float64-exact chunks whose binary128 sum is exact; powers of two within the
@@ -125,8 +125,8 @@ def quad_array(tuples) -> np.ndarray:
 # most γ_{2T+4} times Σ|terms| / |φ/u²| ≤ 1.05 at u = 1/16 (coefficient roundings included); 1.2 covers it.
 # From 1/16 on, expm1's absolute error σ_X²·2uû is below the series' 1.2γ_60 (the bound before) times φ(û)σ_X²
 # (φ(û)/û ≥ 1/32.7 > 1/36 there), so the switch at 1/16 rather than 1/4 tightens every entry's bound.
-_SERIES_QUAD = quad_scalar(libmp.from_rational(1, 16, BITS, libmp.round_nearest))
-_SERIES_COEFFICIENTS = [quad_scalar(libmp.from_rational(1, math.factorial(j + 2), WIDE_BITS, libmp.round_nearest))
+_SERIES_QUAD = binary128_scalar(libmp.from_rational(1, 16, BITS, libmp.round_nearest))
+_SERIES_COEFFICIENTS = [binary128_scalar(libmp.from_rational(1, math.factorial(j + 2), WIDE_BITS, libmp.round_nearest))
                         for j in range(SERIES_TERMS)]
 SERIES_ERROR = 1.2 * gamma(2 * SERIES_TERMS + 8)
-_SERIES_CLASSES = [(quad_scalar(libmp.from_man_exp(1, -k)), _series_terms(2.0**-k)) for k in (140, 64, 32, 16, 8, 4)]
+_SERIES_CLASSES = [(binary128_scalar(libmp.from_man_exp(1, -k)), _series_terms(2.0**-k)) for k in (140, 64, 32, 16, 8, 4)]

@@ -18,7 +18,7 @@ from ..arith.fixed import FixedMatrix, digit_bits_for
 from ..arith.ozaki import matmul
 from ..arith.rounding import float_up
 from ..errors import InternalCheckFailed
-from .binary128_phi import QUAD, U, quad_array, quad_scalar
+from .binary128_phi import QUAD, U, binary128_array, binary128_scalar
 from .exact import ExactData
 
 _FLOAT_EXACT = 2**53  # integers up to this are exact in float64, and so are sums that stay within it
@@ -188,15 +188,15 @@ def _read_digits(fixed: FixedMatrix, exp2: int, divisor: int) -> np.ndarray:
     last = fixed.exponent - b * count + exp2  # unit of the last digit
     if lead is None:
         return _scaled(value, last, divisor)
-    units = quad_array([(0, 1, last + b * (count - l - _WINDOW), 1) for l in range(count)])
+    units = binary128_array([(0, 1, last + b * (count - l - _WINDOW), 1) for l in range(count)])
     return _scaled(value * units[lead], 0, divisor)
 
 
 def _scaled(q: np.ndarray, exp2: int, divisor: int) -> np.ndarray:
     """q·2^exp2 / divisor in binary128: exact for divisor 1, else one rounding (divisor·2^-exp2 is exact)."""
     if divisor == 1:
-        return q * quad_scalar(libmp.from_man_exp(1, exp2))
-    return q / quad_scalar(libmp.from_man_exp(divisor, -exp2))
+        return q * binary128_scalar(libmp.from_man_exp(1, exp2))
+    return q / binary128_scalar(libmp.from_man_exp(divisor, -exp2))
 
 
 def _rows(a: FixedMatrix, rows: slice) -> FixedMatrix:
