@@ -53,6 +53,7 @@ from ..measures.measurement import interval_digits
 from ..measures.results import arb_ends
 from ..numerics.data import data_state
 from ..numerics.exact_geometry import ExactEccentricity
+from ..numerics.theorems import split_runs
 from .first_order_operator import FirstOrderOperator, _range_basis, first_order_operator
 
 _DIGIT_BITS = math.log2(10)
@@ -149,11 +150,7 @@ def _enclose_cached(X: np.ndarray, bits: int, route) -> LimitEnclosure:
 
 def _blocks(lin: LinearEnclosure) -> list[tuple[int, int]]:
     """Runs of indices the enclosures do not separate; each must be an exact tie."""
-    r, blocks, start = lin.rank, [], 0
-    for i in range(1, r + 1):
-        if i == r or lin.separated(i):
-            blocks.append((start, i))
-            start = i
+    blocks = split_runs([lin.separated(i) for i in range(1, lin.rank)])
     runs = [b for b in blocks if b[1] - b[0] > 1]
     ties = set(tied_linear_eigenvalues_cached(lin.exact)) if runs else set()
     for a, z in runs:

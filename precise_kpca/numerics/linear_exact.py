@@ -34,6 +34,7 @@ from ..errors import InternalCheckFailed
 from .data import Derived, data_state
 from .eigen_refine import refine_eigensystem
 from .exact import ExactData
+from .theorems import split_runs
 
 _LOG10_2 = math.log10(2)
 _VECTOR_GUARD_BITS = 16  # bits of q's fixed-point form beyond the working precision, in the exact product Z·q
@@ -209,9 +210,5 @@ def _eigensystem(exact: ExactLinear, dps: int) -> LinearEigensystem:
 
 
 def _clusters(values, bounds) -> list[tuple[int, int]]:
-    groups, start = [], 0
-    for i in range(1, len(values) + 1):
-        if i == len(values) or values[i - 1] - values[i] > 2 * (bounds[i - 1] + bounds[i]):
-            groups.append((start, i))
-            start = i
-    return groups
+    """Runs of eigenvalues (descending) whose gaps do not exceed twice their two bounds (singletons included)."""
+    return split_runs([values[i - 1] - values[i] > 2 * (bounds[i - 1] + bounds[i]) for i in range(1, len(values))])

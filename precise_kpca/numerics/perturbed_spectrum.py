@@ -38,6 +38,7 @@ import scipy.sparse.linalg
 from ..backends import Backend, Float64Backend
 from ..errors import NoConvergence
 from .linear_spectrum import LinearSpectrum
+from .theorems import split_runs
 
 # ‖E‖_F (plus λ_{t+1}) must stay below this fraction of λ_t and ‖E‖_F below it of the top gaps: the Neumann
 # series and the fixed points then contract by at least 4× per step.
@@ -420,12 +421,9 @@ def _fixed_point(step, start, eps: float, what: str):
 
 def _clusters(lam: list, e_norm: float) -> list[tuple[int, int]]:
     """Runs [a, z) of λ (descending) joined by gaps below ‖E‖/C: their eigenvalues are found together."""
-    clusters, start = [], 0
-    for i in range(1, len(lam) + 1):
-        if i == len(lam) or e_norm <= _CONTRACTION * (lam[i - 1] - lam[i]):
-            clusters.append((start, i))
-            start = i
-    return clusters
+    if not lam:
+        return []
+    return split_runs([e_norm <= _CONTRACTION * (lam[i - 1] - lam[i]) for i in range(1, len(lam))])
 
 
 def top_block_size(lam: list, e_norm: float, wanted: int = 1) -> int:

@@ -88,7 +88,7 @@ def _time_section(curves: pd.DataFrame) -> list[str]:
     return ["## Compute time per data set and route", "",
             "Seconds of each point's own computation (one worker: the serial cost; shared work of a σ-column is "
             "charged to the point that did it), by the route that answered it:", ""] + \
-        _table(["data set"] + [f"{r}" for r in routes] + ["all"], rows) + [""]
+        _table(["data set"] + routes + ["all"], rows) + [""]
 
 
 def _digits_section(certified: pd.DataFrame, data: dict[str, StudyData], plan: StudyPlan) -> list[str]:
